@@ -1,0 +1,98 @@
+import { create, fromBinary, fromJsonString, toBinary, toJsonString } from "@bufbuild/protobuf";
+import { readFile, writeFile } from "node:fs/promises";
+import { EpisodeSchema, type Episode } from "../../gen/modelstub/v1/episode_pb.js";
+import type { GetEpisodeResponse } from "../../gen/modelstub/v1/control_pb.js";
+import { episodeDifference } from "../engine/episode-difference.js";
+import { createControlClient } from "../port/control-client.js";
+import { formatOptionsHelp, resolveOptions, UsageError, type OptionSpec } from "./options.js";
+
+const specs: OptionSpec[] = [
+  { name: "addr", env: "MODELSTUB_ADDR", type: "string", arg: "HOST:PORT", default: "127.0.0.1:50051", description: "Server to fetch from (when no FILE is given)." },
+  { name: "session", type: "string", arg: "NAME", default: "default", description: "Session to fetch." },
+  { name: "out", type: "string", arg: "FILE", description: "Also write the episode's deterministic bytes to FILE." },
+  { name: "control-token", env: "MODELSTUB_CONTROL_TOKEN", type: "string", arg: "TOKEN", description: "Bearer token for a server that requires one." },
+  { name: "help", type: "boolean", description: "Print this help." },
+];
+
+const usage = `usage: modelstub episode [FILE] [options]
+       modelstub episode compare A B
+
+Prints an episode as JSON: read from FILE (.binpb bytes or .json), or fetched from a running
+server's ControlService. \`compare\` compares two episode files byte for byte; when they differ
+it prints the first differing field path with both values, and exits 1.
+
+${formatOptionsHelp(specs)}
+`;
+
+/** Reads an episode file: deterministic bytes (.binpb), or the JSON written beside them. */
+export async function readEpisodeFile(path: string): Promise<{ episode: Episode; bytes: Uint8Array }> {
+  const data = await readFile(path);
+  if (path.endsWith(".json")) {
+    const episode = fromJsonString(EpisodeSchema, data.toString("utf8"));
+    return { episode, bytes: toBinary(EpisodeSchema, episode) };
+  }
+  return { episode: fromBinary(EpisodeSchema, data), bytes: new Uint8Array(data) };
+}
+
+function firstByteDifference(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return i;
+  return n;
+}
+
+async function compare(a: string, b: string): Promise<number> {
+  const [x, y] = await Promise.all([readEpisodeFile(a), readEpisodeFile(b)]);
+  if (Buffer.compare(x.bytes, y.bytes) === 0) {
+    process.stdout.write(`identical: ${x.bytes.length} bytes, ${x.episode.calls.length} calls\n`);
+    return 0;
+  }
+  const field = episodeDifference(x.episode, y.episode);
+  const offset = firstByteDifference(x.bytes, y.bytes);
+  process.stdout.write(
+    field
+      ? `differ: ${field}\n(first differing byte at offset ${offset}; sizes ${x.bytes.length} and ${y.bytes.length})\n`
+      : `differ in bytes only, at offset ${offset}: the fields are equal, so one encoding carries unknown fields or is not deterministic\n`,
+  );
+  return 1;
+}
+
+/** `modelstub episode`. */
+export async function episode(argv: string[]): Promise<number> {
+  try {
+    if (argv[0] === "compare") {
+      if (argv.length !== 3) throw new UsageError("compare takes two episode files");
+      return await compare(argv[1]!, argv[2]!);
+    }
+    const { options, positionals } = resolveOptions(specs, argv);
+    if (options["help"]) {
+      process.stdout.write(usage);
+      return 0;
+    }
+    if (positionals.length > 1) throw new UsageError("give at most one episode file");
+    let ep: Episode;
+    let bytes: Uint8Array;
+    if (positionals[0]) {
+      ({ episode: ep, bytes } = await readEpisodeFile(positionals[0]));
+    } else {
+      const client = createControlClient(String(options["addr"]), { token: options["control-token"] as string | undefined });
+      try {
+        const res = await client.call<GetEpisodeResponse>("GetEpisode", { session: options["session"] });
+        bytes = res.episodeBinpb;
+        ep = fromBinary(EpisodeSchema, bytes);
+      } finally {
+        client.close();
+      }
+    }
+    if (options["out"]) await writeFile(String(options["out"]), bytes);
+    process.stdout.write(`${toJsonString(EpisodeSchema, ep ?? create(EpisodeSchema), { prettySpaces: 2, useProtoFieldName: true })}\n`);
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`modelstub episode: ${err.message}\n\n${usage}`);
+      return 2;
+    }
+    const e = err as NodeJS.ErrnoException & { code?: unknown };
+    process.stderr.write(`modelstub episode: ${e.message}\n`);
+    return 2;
+  }
+}

@@ -1,0 +1,46 @@
+import { serve } from "./serve.js";
+import { validate } from "./validate.js";
+import { schema } from "./schema.js";
+import { episode } from "./episode.js";
+
+const commands: Record<string, { run: (argv: string[]) => Promise<number>; about: string }> = {
+  serve: { run: serve, about: "serve a script over gRPC (the built-in default script without --script)" },
+  validate: { run: validate, about: "check script files; exit 0 when all are valid, 1 otherwise" },
+  schema: { run: schema, about: "print the JSON Schema of the script format" },
+  episode: { run: episode, about: "print a recorded episode as JSON, or compare two episodes" },
+};
+
+/** Registers a command (later layers add theirs: health, ...). */
+export function addCommand(name: string, run: (argv: string[]) => Promise<number>, about: string): void {
+  commands[name] = { run, about };
+}
+
+function help(): string {
+  const width = Math.max(...Object.keys(commands).map((k) => k.length));
+  return `usage: modelstub <command> [options]
+
+A deterministic, scripted stand-in for a language model, served over gRPC.
+
+commands:
+${Object.entries(commands)
+  .map(([k, c]) => `  ${k.padEnd(width)}  ${c.about}`)
+  .join("\n")}
+
+Run \`modelstub <command> --help\` for a command's options.
+`;
+}
+
+/** The CLI entry point: returns the process exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === "--help" || name === "-h" || name === "help") {
+    process.stdout.write(help());
+    return name ? 0 : 2;
+  }
+  const command = commands[name];
+  if (!command) {
+    process.stderr.write(`modelstub: unknown command ${JSON.stringify(name)}\n\n${help()}`);
+    return 2;
+  }
+  return command.run(rest);
+}

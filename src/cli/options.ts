@@ -1,0 +1,79 @@
+import { parseArgs } from "node:util";
+
+/** One option of a command: its flag, its environment variable of the same meaning, its default. */
+export interface OptionSpec {
+  /** The flag without dashes: `grpc` is `--grpc`. */
+  name: string;
+  /** The environment variable, like MODELSTUB_GRPC; flags win over it. */
+  env?: string;
+  type: "string" | "boolean";
+  /** The default, documented in --help, and the reason for it in `description`. */
+  default?: string;
+  /** Allowed values, checked. */
+  values?: readonly string[];
+  /** Placeholder in --help, like HOST:PORT. */
+  arg?: string;
+  description: string;
+}
+
+/** A usage error: the command prints it and exits 2. */
+export class UsageError extends Error {}
+
+export type ResolvedOptions = Record<string, string | boolean | undefined>;
+
+const truthy = new Set(["1", "true", "yes", "on"]);
+
+/**
+ * Parses flags, then fills what is missing from the environment, then from defaults; one table
+ * drives parsing, environment and help, so they cannot drift apart.
+ */
+export function resolveOptions(
+  specs: readonly OptionSpec[],
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): { options: ResolvedOptions; positionals: string[] } {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: Object.fromEntries(specs.map((s) => [s.name, { type: s.type }])),
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message.replace(/\. To specify a positional argument.*$/, ""));
+  }
+  const options: ResolvedOptions = {};
+  for (const s of specs) {
+    let v: string | boolean | undefined = (parsed.values as ResolvedOptions)[s.name];
+    if (v === undefined && s.env && env[s.env] !== undefined && env[s.env] !== "") {
+      const raw = env[s.env]!;
+      v = s.type === "boolean" ? truthy.has(raw.toLowerCase()) : raw;
+    }
+    if (v === undefined) v = s.type === "boolean" ? (s.default === "true") : s.default;
+    if (typeof v === "string" && s.values && !s.values.includes(v)) {
+      throw new UsageError(`--${s.name} must be one of ${s.values.join(", ")}, not ${JSON.stringify(v)}`);
+    }
+    options[s.name] = v;
+  }
+  return { options, positionals: parsed.positionals };
+}
+
+/** The options part of --help, one block per option. */
+export function formatOptionsHelp(specs: readonly OptionSpec[]): string {
+  return specs
+    .map((s) => {
+      const flag = `--${s.name}${s.type === "string" ? ` ${s.arg ?? "VALUE"}` : ""}`;
+      const extra = [s.env ? `env ${s.env}` : "", s.default !== undefined ? `default ${s.default}` : ""].filter(Boolean).join("; ");
+      return `  ${flag}\n      ${s.description}${extra ? ` (${extra})` : ""}`;
+    })
+    .join("\n");
+}
+
+/** Reads a non-negative integer option, or throws a usage error naming it. */
+export function intOption(options: ResolvedOptions, name: string): number | undefined {
+  const v = options[name];
+  if (v === undefined || typeof v === "boolean") return undefined;
+  if (!/^\d+$/.test(v)) throw new UsageError(`--${name} must be a whole number, not ${JSON.stringify(v)}`);
+  return Number(v);
+}

@@ -1,0 +1,21 @@
+import { z } from "zod";
+import { ScriptSchema } from "../engine/script-schema.js";
+
+/** The JSON Schema of the script format, derived from the zod schema (never written twice). */
+export function scriptJsonSchema(): Record<string, unknown> {
+  return {
+    ...z.toJSONSchema(ScriptSchema, { target: "draft-2020-12", io: "input" }),
+    $id: "https://modelstub.dev/schema/script.json",
+    title: "modelstub script",
+  };
+}
+
+/** `modelstub schema`: prints the JSON Schema. */
+export async function schema(argv: string[]): Promise<number> {
+  if (argv.includes("--help")) {
+    process.stdout.write("usage: modelstub schema\n\nPrints the JSON Schema of the script format, for editors (see README).\n");
+    return 0;
+  }
+  process.stdout.write(`${JSON.stringify(scriptJsonSchema(), null, 2)}\n`);
+  return 0;
+}

@@ -1,0 +1,59 @@
+/**
+ * The clock every wait of the engine goes through. Two ship: the real one, and a virtual one
+ * under which declared waits complete at once while virtual time advances by exactly the
+ * declared amount. Global timers are never faked: grpc-js runs its deadlines and transport on
+ * them.
+ */
+export interface Clock {
+  /** "real" waits on timers; "virtual" completes waits at once. */
+  readonly kind: "real" | "virtual";
+  /** Milliseconds on this clock. Only for reporting: nothing recorded reads it. */
+  now(): number;
+  /**
+   * Waits `ms` milliseconds. Rejects with `signal.reason` as soon as the signal aborts, and
+   * releases its timer and listener either way.
+   */
+  sleep(ms: number, signal: AbortSignal): Promise<void>;
+}
+
+/** The wall clock: waits are real timers. */
+export function createRealClock(): Clock {
+  return {
+    kind: "real",
+    now: () => performance.now(),
+    sleep(ms, signal) {
+      return new Promise<void>((resolve, reject) => {
+        if (signal.aborted) {
+          reject(signal.reason);
+          return;
+        }
+        const onAbort = () => {
+          clearTimeout(timer);
+          reject(signal.reason);
+        };
+        const timer = setTimeout(() => {
+          signal.removeEventListener("abort", onAbort);
+          resolve();
+        }, ms);
+        signal.addEventListener("abort", onAbort, { once: true });
+      });
+    },
+  };
+}
+
+/** A virtual clock starting at `startMs`: every sleep advances it and resolves at once. */
+export function createVirtualClock(startMs = 0): Clock & { advance(ms: number): void } {
+  let now = startMs;
+  return {
+    kind: "virtual",
+    now: () => now,
+    advance(ms: number) {
+      now += ms;
+    },
+    sleep(ms, signal) {
+      if (signal.aborted) return Promise.reject(signal.reason);
+      now += ms;
+      return Promise.resolve();
+    },
+  };
+}

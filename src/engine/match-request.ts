@@ -1,0 +1,61 @@
+import type { RequestView } from "./request-view.js";
+import type { EntryInput } from "./script-schema.js";
+
+type MatchInput = NonNullable<EntryInput["match"]>;
+
+/** A compiled matcher: every condition is prepared at load time, none is parsed per call. */
+export interface Matcher {
+  /** The regex captures when the request matches (an empty result when there is no regex), or null. */
+  test(view: RequestView): RegExpExecArray | [] | null;
+  /** The conditions the request fails, in words, for the "nearest candidates" of a miss. */
+  failing(view: RequestView): string[];
+  /** The whole matcher in words: `contains "weather", turn 1`. */
+  readonly summary: string;
+  readonly regex: RegExp | undefined;
+}
+
+interface Condition {
+  words: string;
+  holds(view: RequestView): boolean;
+}
+
+/** Compiles a `match:` mapping. The regex must already be known to compile. */
+export function compileMatcher(match: MatchInput): Matcher {
+  const conditions: Condition[] = [];
+  const fold = match.ignore_case ? (s: string) => s.toLowerCase() : (s: string) => s;
+  if (match.contains !== undefined) {
+    const needle = fold(match.contains);
+    conditions.push({ words: `last user message contains ${JSON.stringify(match.contains)}`, holds: (v) => fold(v.lastUser).includes(needle) });
+  }
+  const regex = match.regex !== undefined ? new RegExp(match.regex, match.ignore_case ? "i" : "") : undefined;
+  if (match.model !== undefined) {
+    const model = match.model;
+    conditions.push({ words: `model is ${JSON.stringify(model)}`, holds: (v) => v.model === model });
+  }
+  if (match.tool_result !== undefined) {
+    const want = match.tool_result;
+    if (want === true) conditions.push({ words: "last message is a tool result", holds: (v) => v.lastIsToolResult });
+    else if (want === false) conditions.push({ words: "last message is not a tool result", holds: (v) => !v.lastIsToolResult });
+    else conditions.push({ words: `last message is a result of tool ${JSON.stringify(want)}`, holds: (v) => v.lastIsToolResult && v.lastToolName === want });
+  }
+  if (match.turn !== undefined) {
+    const turn = match.turn;
+    conditions.push({ words: `turn is ${turn}`, holds: (v) => v.turn === turn });
+  }
+  const regexWords = regex ? `last user message matches /${match.regex}/${match.ignore_case ? "i" : ""}` : "";
+  const summary = [regexWords, ...conditions.map((c) => c.words)].filter(Boolean).join(", ") || "any request";
+  return {
+    regex,
+    summary,
+    test(view) {
+      for (const c of conditions) if (!c.holds(view)) return null;
+      if (!regex) return [];
+      return regex.exec(view.lastUser);
+    },
+    failing(view) {
+      const out = conditions.filter((c) => !c.holds(view)).map((c) => c.words);
+      if (regex && !regex.test(view.lastUser)) out.unshift(regexWords);
+      return out;
+    },
+  };
+}

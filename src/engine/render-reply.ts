@@ -1,0 +1,67 @@
+import { create } from "@bufbuild/protobuf";
+import {
+  GenerateResponseSchema,
+  MessageSchema,
+  Role,
+  ToolCallSchema,
+  UsageSchema,
+  type GenerateRequest,
+  type GenerateResponse,
+} from "../../gen/modelstub/v1/model_pb.js";
+import type { CompiledReply } from "./compile-script.js";
+import { countRequestTokens, countTokens } from "./count-tokens.js";
+import { splitChunks } from "./split-chunks.js";
+import type { TemplateContext } from "./template.js";
+
+/** A reply rendered for one call: the whole response, and its stream chunks on demand. */
+export interface RenderedReply {
+  response: GenerateResponse;
+  /** Content chunks in stream order: text deltas, then each tool call's header and fragments. */
+  chunks(): StreamChunk[];
+}
+
+/** One content frame of a stream, before it becomes a wire message. */
+export type StreamChunk =
+  | { kind: "text"; text: string }
+  | { kind: "tool"; index: number; id: string; name: string; arguments: string };
+
+/** Ids of one call: derived from session and sequence, never random. */
+export interface CallIds {
+  response: string;
+  toolCall(index: number): string;
+}
+
+/** Renders a compiled reply for one call. */
+export function renderReply(reply: CompiledReply, ctx: TemplateContext, request: GenerateRequest, ids: CallIds): RenderedReply {
+  const text = reply.text.literal ?? reply.text.render(ctx);
+  const explicitChunks = reply.chunks?.map((c) => c.literal ?? c.render(ctx));
+  const toolCalls = reply.toolCalls.map((t, i) =>
+    create(ToolCallSchema, { id: t.id ?? ids.toolCall(i), name: t.name, arguments: t.literalArguments ?? t.arguments(ctx) }),
+  );
+  let output = reply.usage.output;
+  if (output === undefined) {
+    output = countTokens(text);
+    for (const c of toolCalls) output += countTokens(c.name) + countTokens(c.arguments);
+  }
+  const input = reply.usage.input ?? countRequestTokens(request);
+  const response = create(GenerateResponseSchema, {
+    id: ids.response,
+    model: ctx.model,
+    message: create(MessageSchema, { role: Role.ASSISTANT, content: text, toolCalls }),
+    finishReason: reply.finishReason,
+    usage: create(UsageSchema, { inputTokens: input, outputTokens: output, totalTokens: input + output }),
+  });
+  return {
+    response,
+    chunks() {
+      const out: StreamChunk[] = (explicitChunks ?? splitChunks(text, reply.chunking)).map((t) => ({ kind: "text", text: t }));
+      toolCalls.forEach((c, index) => {
+        out.push({ kind: "tool", index, id: c.id, name: c.name, arguments: "" });
+        for (const fragment of splitChunks(c.arguments, reply.chunking)) {
+          out.push({ kind: "tool", index, id: "", name: "", arguments: fragment });
+        }
+      });
+      return out;
+    },
+  };
+}

@@ -1,0 +1,182 @@
+import { z } from "zod";
+import { codeNames } from "./status-code.js";
+
+/*
+ * The script format, once. The loader validates with it, `modelstub schema` prints the JSON
+ * Schema derived from it, and the compiler reads its output type. Semantic checks that zod
+ * cannot express (regexes compile, template variables exist, one action per entry) live in
+ * compile-script.ts, and report at the same paths.
+ */
+
+const durationText = /^\d+(\.\d+)?\s*(ms|s|m)$/;
+
+/** A declared wait: whole milliseconds, or a text like `250ms`, `1.5s`, `2m`. */
+export const DurationSchema = z.union(
+  [
+    z.int().nonnegative(),
+    z.string().regex(durationText, { error: "expected a duration like 250ms, 1.5s or 2m" }),
+  ],
+  { error: "expected a duration: a whole number of milliseconds, or a text like 250ms, 1.5s or 2m" },
+).describe("A declared wait: whole milliseconds, or a text like 250ms, 1.5s, 2m.");
+
+const LatencyObjectSchema = z
+  .strictObject({
+    first_byte: DurationSchema.optional().describe("Wait before the first byte (default 0)."),
+    per_chunk: DurationSchema.optional().describe("Wait before every stream chunk after the first."),
+    chunks_per_second: z.number().positive().optional().describe("Alternative to per_chunk: a rate, rounded to whole ms per chunk."),
+  })
+  .describe("Declared latency of an entry.");
+
+/** Latency: a duration (before the first byte), or first byte and per-chunk waits. */
+export const LatencySchema = z.union([DurationSchema, LatencyObjectSchema], {
+  error: "expected a latency: a duration like 250ms, or a mapping with first_byte, per_chunk or chunks_per_second",
+});
+
+/** How a reply is cut into stream chunks when no explicit chunks are given. */
+export const ChunkingSchema = z.union(
+  [
+    z.enum(["words", "none"]),
+    z.strictObject({ chars: z.int().positive().describe("Characters (code points) per chunk.") }),
+  ],
+  { error: "expected a chunking rule: words, none, or a mapping like {chars: 8}" },
+);
+
+const metadataKey = /^[a-z][a-z0-9._-]*$/;
+
+/** A status to end a call with. */
+export const ErrorSchema = z.strictObject({
+  code: z
+    .union([z.enum(codeNames.filter((n) => n !== "OK") as [string, ...string[]]), z.int().min(1).max(16)], {
+      error: `expected a gRPC status code name (${codeNames.slice(1).join(", ")}) or a number from 1 to 16`,
+    })
+    .describe("gRPC status code, by name or number."),
+  message: z.string().optional().describe("Status message the client sees."),
+  trailers: z
+    .record(z.string().regex(metadataKey, { error: "trailer names are lowercase and start with a letter, like retry-after-ms" }), z.string())
+    .optional()
+    .describe("Trailing metadata, in this order (e.g. retry-after-ms)."),
+});
+
+/** One tool call of a reply. */
+export const ToolCallSchema = z.strictObject({
+  name: z.string().min(1),
+  arguments: z
+    .union([z.string(), z.record(z.string(), z.unknown())], {
+      error: "expected the arguments as a mapping (written as JSON for you) or as a JSON text",
+    })
+    .optional()
+    .describe("A mapping (serialized as JSON, templates filled in its strings) or a JSON text."),
+  id: z.string().min(1).optional().describe("Fixed id; by default derived from session and call number."),
+});
+
+const FinishReasonSchema = z.enum(["stop", "length", "tool_calls", "content_filter"]);
+
+const ReplyObjectSchema = z.strictObject({
+  text: z.string().optional(),
+  tool_calls: z.array(ToolCallSchema).optional(),
+  finish_reason: FinishReasonSchema.optional().describe("Default: tool_calls when the reply calls tools, else stop."),
+  usage: z
+    .strictObject({
+      input_tokens: z.int().nonnegative().optional(),
+      output_tokens: z.int().nonnegative().optional(),
+    })
+    .optional()
+    .describe("Token counts; a count left out follows the rule: one token per 4 UTF-8 bytes, rounded up."),
+  chunks: z.array(z.string()).min(1).optional().describe("Explicit stream chunks of the text; they must join to the text."),
+  chunking: ChunkingSchema.optional(),
+});
+
+/** A reply: its text, or a mapping with text, tool calls, finish reason, usage and chunking. */
+export const ReplySchema = z.union([z.string(), ReplyObjectSchema], {
+  error: "expected a reply: a text, or a mapping with text, tool_calls, finish_reason, usage, chunks or chunking",
+});
+
+/** A scripted stream break. */
+export const BreakSchema = z.strictObject({
+  after_chunks: z.int().nonnegative().describe("Content chunks delivered before the break."),
+  then: z.enum(["error", "hang", "drop"]).describe("error: end with a status; hang: wait for the caller's deadline; drop: reset the stream."),
+  error: ErrorSchema.optional().describe("With then: error (default UNAVAILABLE)."),
+});
+
+/** Conditions on the request; all given ones must hold. */
+export const MatchSchema = z.strictObject({
+  contains: z.string().optional().describe("The last user message contains this text."),
+  regex: z.string().optional().describe("The last user message matches this JavaScript regex; groups fill {{match.N}} / {{match.NAME}}."),
+  ignore_case: z.boolean().optional().describe("contains and regex ignore case."),
+  model: z.string().optional().describe("The request's model is exactly this."),
+  tool_result: z
+    .union([z.boolean(), z.string()])
+    .optional()
+    .describe("true: the last message is a tool result; a name: a result of that tool; false: not a tool result."),
+  turn: z.int().nonnegative().optional().describe("The number of assistant messages in the conversation."),
+});
+
+/** One script entry: an optional matcher, a limit, latency, and exactly one action. */
+export const EntrySchema = z
+  .strictObject({
+    name: z.string().optional().describe("A label shown in logs and verify output."),
+    match: MatchSchema.optional(),
+    times: z.int().positive().optional().describe("Uses before the entry is spent (default 1)."),
+    repeat: z.boolean().optional().describe("true: never spent."),
+    latency: LatencySchema.optional(),
+    reply: ReplySchema.optional(),
+    error: ErrorSchema.optional(),
+    timeout: z.literal(true).optional().describe("Answer DEADLINE_EXCEEDED after the latency."),
+    hang: z.literal(true).optional().describe("Never answer: the caller's deadline or cancel ends the call."),
+    break: BreakSchema.optional().describe("With reply: break the stream after N chunks."),
+  })
+  .describe("One scripted answer.");
+
+const OnExhaustedSchema = z.enum(["fail", "repeat-last", "cycle"]);
+
+/** A list of entries, or a mapping with the entries and what happens when they run out. */
+export const ListSchema = z.union(
+  [
+    z.array(EntrySchema),
+    z.strictObject({
+      on_exhausted: OnExhaustedSchema.optional().describe("fail (default): FAILED_PRECONDITION; repeat-last; cycle."),
+      entries: z.array(EntrySchema),
+    }),
+  ],
+  { error: "expected a list of entries, or a mapping with entries and on_exhausted" },
+);
+
+/** A model the script declares, for ListModels and the HTTP model lists. */
+export const ModelSchema = z.strictObject({
+  id: z.string().min(1),
+  name: z.string().optional(),
+  owned_by: z.string().optional(),
+  context_length: z.int().nonnegative().optional(),
+  input_modalities: z.array(z.string()).optional(),
+  output_modalities: z.array(z.string()).optional(),
+  prompt_price: z.string().optional(),
+  completion_price: z.string().optional(),
+});
+
+/** The whole script. */
+export const ScriptSchema = z
+  .strictObject({
+    version: z.literal(1).optional().describe("Format version; 1."),
+    name: z.string().optional(),
+    models: z.array(ModelSchema).optional(),
+    defaults: z
+      .strictObject({
+        latency: LatencySchema.optional(),
+        chunking: ChunkingSchema.optional(),
+        on_exhausted: OnExhaustedSchema.optional(),
+        model: z.string().optional().describe("Model named in replies when the request names none."),
+      })
+      .optional(),
+    entries: ListSchema.optional().describe("The main list: requests without a step id."),
+    steps: z.record(z.string(), ListSchema).optional().describe("Step-keyed lists: requests with that step id."),
+  })
+  .describe("A modelstub script.");
+
+/** A script as validated by the schema, before compilation. */
+export type ScriptInput = z.infer<typeof ScriptSchema>;
+export type EntryInput = z.infer<typeof EntrySchema>;
+export type ListInput = z.infer<typeof ListSchema>;
+export type ErrorInput = z.infer<typeof ErrorSchema>;
+export type LatencyInput = z.infer<typeof LatencySchema>;
+export type ChunkingInput = z.infer<typeof ChunkingSchema>;
+export type ReplyInput = z.infer<typeof ReplySchema>;

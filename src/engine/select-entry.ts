@@ -1,0 +1,96 @@
+import { nearestName } from "./nearest-name.js";
+import type { CallStatus, CompiledEntry, CompiledList } from "./compile-script.js";
+import type { RequestView } from "./request-view.js";
+import type { Session } from "./session.js";
+import { Code } from "./status-code.js";
+
+/** The entry that answers a call, with its regex captures; or the status that answers instead. */
+export type Selection = { entry: CompiledEntry; captures: RegExpExecArray | null } | { status: CallStatus };
+
+function clip(text: string, n = 60): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > n ? `${flat.slice(0, n)}…` : flat;
+}
+
+/** One line about a request, for miss messages. */
+export function summarizeRequest(view: RequestView): string {
+  const parts = [`model ${JSON.stringify(view.model)}`, `turn ${view.turn}`, `last user message ${JSON.stringify(clip(view.lastUser))}`];
+  if (view.lastIsToolResult) parts.push(`last message a result of tool ${JSON.stringify(view.lastToolName)}`);
+  return parts.join(", ");
+}
+
+function findList(session: Session, stepId: string): CompiledList | CallStatus {
+  const lists = session.script.lists;
+  const list = lists.get(stepId);
+  if (list) return list;
+  const steps = [...lists.keys()].filter((k) => k !== "");
+  if (stepId === "") {
+    return {
+      code: Code.NOT_FOUND,
+      message: `the request has no step id and the script has no main entries list; send step_id (or metadata x-modelstub-step) with one of: ${steps.join(", ")}`,
+      trailers: [],
+    };
+  }
+  const near = nearestName(stepId, steps);
+  return {
+    code: Code.NOT_FOUND,
+    message: `the script has no step ${JSON.stringify(stepId)}${near ? ` (did you mean ${JSON.stringify(near)}?)` : ""}; its steps are: ${steps.join(", ") || "(none)"}`,
+    trailers: [],
+  };
+}
+
+/**
+ * Picks the entry that answers: the first entry in file order that has uses left and matches.
+ * When no entry has uses left the list is exhausted, and its `on_exhausted` decides:
+ * fail (FAILED_PRECONDITION), repeat-last (the last entry never runs out), or cycle (all entries
+ * get their uses back). When entries are left but none matches, the call misses (NOT_FOUND)
+ * and the message names the nearest candidates.
+ */
+export function selectEntry(session: Session, stepId: string, view: RequestView): Selection {
+  const found = findList(session, stepId);
+  if (!("entries" in found)) return { status: found };
+  const list = found;
+  const cursor = session.cursor(list);
+  const entries = list.entries;
+  const lastIndex = entries.length - 1;
+  const repeatLast = list.onExhausted === "repeat-last";
+  for (let attempt = 0; attempt < 2; attempt++) {
+    let anyLeft = false;
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i]!;
+      const limit = repeatLast && i === lastIndex ? Infinity : e.limit;
+      if (cursor.used[i]! >= limit) continue;
+      anyLeft = true;
+      const captures = e.matcher ? e.matcher.test(view) : [];
+      if (captures === null) continue;
+      cursor.used[i]!++;
+      cursor.served++;
+      return { entry: e, captures: captures.length === 0 ? null : (captures as RegExpExecArray) };
+    }
+    if (anyLeft) break;
+    if (list.onExhausted === "cycle" && entries.length > 0 && attempt === 0) {
+      cursor.used.fill(0);
+      continue;
+    }
+    return {
+      status: {
+        code: Code.FAILED_PRECONDITION,
+        message: `${list.label} ran out: it served all ${entries.length} of its entries (${cursor.served} calls); add entries, or set on_exhausted: repeat-last or cycle on this list`,
+        trailers: [],
+      },
+    };
+  }
+  const candidates = entries
+    .map((e, i) => ({ e, i, failing: e.matcher ? e.matcher.failing(view) : [] }))
+    .filter(({ e, i }) => cursor.used[i]! < (repeatLast && i === lastIndex ? Infinity : e.limit))
+    .sort((a, b) => a.failing.length - b.failing.length || a.i - b.i)
+    .slice(0, 3)
+    .map(({ e, failing }) => `${e.ref} (wants ${failing.join(" and ")})`);
+  return {
+    status: {
+      code: Code.NOT_FOUND,
+      message: `no entry of ${list.label} matches the request (${summarizeRequest(view)}); nearest: ${candidates.join("; ")}`,
+      trailers: [],
+    },
+  };
+}

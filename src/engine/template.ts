@@ -1,0 +1,111 @@
+import { nearestName } from "./nearest-name.js";
+
+/** What a template can read while a call renders it. */
+export interface TemplateContext {
+  lastUser: string;
+  lastToolResult: string;
+  step: string;
+  model: string;
+  session: string;
+  turn: number;
+  /** Regex captures of the entry's matcher: index 0 is the whole match. */
+  captures: RegExpExecArray | null;
+}
+
+/** Rendered text is bounded: a template quoting a huge tool result must not grow without limit. */
+export const maxTemplateOutputBytes = 1 << 20;
+
+type Part = string | ((ctx: TemplateContext) => string);
+
+/** A compiled template: literal text, or text with `{{variable}}` holes. */
+export interface Template {
+  /** The literal text when the template has no variables (the fast path). */
+  readonly literal: string | undefined;
+  render(ctx: TemplateContext): string;
+}
+
+const simpleVariables: Record<string, (ctx: TemplateContext) => string> = {
+  last_user: (c) => c.lastUser,
+  last_tool_result: (c) => c.lastToolResult,
+  step: (c) => c.step,
+  model: (c) => c.model,
+  session: (c) => c.session,
+  turn: (c) => String(c.turn),
+};
+
+/** Every variable name a template may use, for docs and hints. */
+export const templateVariables = [...Object.keys(simpleVariables), "match.N", "match.NAME"];
+
+/** What the compiler knows about the entry's regex, to check `{{match.*}}` at load time. */
+export interface CaptureInfo {
+  groups: number;
+  names: readonly string[];
+}
+
+/**
+ * Compiles `{{name}}` substitutions. Pure substitution: no expressions, no code. An unknown
+ * variable, or a capture the entry's regex does not have, is reported at load time through
+ * `fail`, never at call time.
+ */
+export function compileTemplate(source: string, captures: CaptureInfo | undefined, fail: (message: string, hint?: string) => void): Template {
+  if (!source.includes("{{")) return { literal: source, render: () => source };
+  const parts: Part[] = [];
+  const re = /\{\{\s*([^{}]*?)\s*\}\}/g;
+  let last = 0;
+  for (let m = re.exec(source); m; m = re.exec(source)) {
+    if (m.index > last) parts.push(source.slice(last, m.index));
+    last = m.index + m[0].length;
+    const name = m[1]!;
+    const simple = simpleVariables[name];
+    if (simple) {
+      parts.push(simple);
+      continue;
+    }
+    const capture = /^match\.(\w+)$/.exec(name);
+    if (capture) {
+      const ref = capture[1]!;
+      if (!captures) {
+        fail(`template uses {{${name}}} but the entry has no match.regex`, "add match: {regex: ...} with a capture group");
+        continue;
+      }
+      if (/^\d+$/.test(ref)) {
+        const n = Number(ref);
+        if (n > captures.groups) {
+          fail(`template uses {{${name}}} but the regex has ${captures.groups} capture group${captures.groups === 1 ? "" : "s"}`);
+          continue;
+        }
+        parts.push((c) => c.captures?.[n] ?? "");
+      } else {
+        if (!captures.names.includes(ref)) {
+          const near = nearestName(ref, captures.names);
+          fail(`template uses {{${name}}} but the regex has no group named ${ref}`, near ? `did you mean {{match.${near}}}?` : undefined);
+          continue;
+        }
+        parts.push((c) => c.captures?.groups?.[ref] ?? "");
+      }
+      continue;
+    }
+    const near = nearestName(name, Object.keys(simpleVariables));
+    fail(`unknown template variable {{${name}}}`, near ? `did you mean {{${near}}}?` : `variables are ${templateVariables.join(", ")}`);
+  }
+  if (last < source.length) parts.push(source.slice(last));
+  return {
+    literal: undefined,
+    render(ctx) {
+      let out = "";
+      for (const p of parts) {
+        out += typeof p === "string" ? p : p(ctx);
+        if (out.length > maxTemplateOutputBytes) throw new TemplateTooLargeError(out.length);
+      }
+      if (Buffer.byteLength(out) > maxTemplateOutputBytes) throw new TemplateTooLargeError(Buffer.byteLength(out));
+      return out;
+    },
+  };
+}
+
+/** A rendered template passed the output bound. */
+export class TemplateTooLargeError extends Error {
+  constructor(readonly size: number) {
+    super(`a template rendered over ${maxTemplateOutputBytes} bytes (the bound on rendered output)`);
+  }
+}

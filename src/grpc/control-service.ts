@@ -1,0 +1,66 @@
+import { create } from "@bufbuild/protobuf";
+import type { sendUnaryData, ServerUnaryCall, UntypedServiceImplementation } from "@grpc/grpc-js";
+import {
+  GetEpisodeResponseSchema,
+  ListSessionsResponseSchema,
+  LoadScriptResponseSchema,
+  ResetSessionResponseSchema,
+  SessionInfoSchema,
+  UnusedEntrySchema,
+  VerifySessionResponseSchema,
+} from "../../gen/modelstub/v1/control_pb.js";
+import { checkSessionName, type Stub } from "../engine/create-stub.js";
+import { loadScriptText } from "../engine/load-script.js";
+import { ScriptError } from "../engine/script-error.js";
+import { Code } from "../engine/status-code.js";
+import { statusError } from "./call-context.js";
+
+type Handler = (request: { session?: string } & Record<string, unknown>) => unknown;
+
+/** Wraps a synchronous control handler: a session check first, every throw a status. */
+function unary(run: Handler) {
+  return (call: ServerUnaryCall<Record<string, unknown>, unknown>, callback: sendUnaryData<unknown>) => {
+    try {
+      const session = (call.request["session"] as string | undefined) || "default";
+      const bad = checkSessionName(session);
+      if (bad) return callback(statusError(bad));
+      callback(null, run({ ...call.request, session }));
+    } catch (err) {
+      if (err instanceof ScriptError) return callback({ code: Code.INVALID_ARGUMENT, details: err.message });
+      const status = (err as { status?: { code: number; message: string } }).status;
+      if (status) return callback({ code: status.code, details: status.message });
+      callback({ code: Code.INTERNAL, details: `modelstub internal error: ${err instanceof Error ? err.message : String(err)}` });
+    }
+  };
+}
+
+/** ControlService handlers over a stub. An empty session field means `default`. */
+export function controlServiceHandlers(stub: Stub): UntypedServiceImplementation {
+  return {
+    LoadScript: unary((r) => {
+      const session = r.session!;
+      // Compile first: an invalid script throws here and the session keeps its script.
+      const script = loadScriptText(String(r["script"] ?? ""), String(r["sourceName"] || `<script for session ${session}>`));
+      stub.loadScript(session, script);
+      return create(LoadScriptResponseSchema, { entries: script.entryCount });
+    }),
+    GetEpisode: unary((r) => {
+      const episode = stub.episode(r.session!);
+      return create(GetEpisodeResponseSchema, { episode, episodeBinpb: stub.episodeBytes(r.session!) });
+    }),
+    ResetSession: unary((r) => create(ResetSessionResponseSchema, { calls: stub.reset(r.session!) })),
+    VerifySession: unary((r) => {
+      const v = stub.verify(r.session!);
+      return create(VerifySessionResponseSchema, {
+        satisfied: v.satisfied,
+        message: v.message,
+        unused: v.unused.map((u) => create(UnusedEntrySchema, { entry: u.entry, remaining: Number.isFinite(u.remaining) ? u.remaining : 0, summary: u.summary })),
+      });
+    }),
+    ListSessions: unary(() =>
+      create(ListSessionsResponseSchema, {
+        sessions: stub.sessions().map((s) => create(SessionInfoSchema, { name: s.name, calls: s.calls, scriptName: s.scriptName })),
+      }),
+    ),
+  };
+}

@@ -1,0 +1,118 @@
+import { create } from "@bufbuild/protobuf";
+import type { sendUnaryData, ServerUnaryCall, ServerWritableStream, UntypedServiceImplementation } from "@grpc/grpc-js";
+import {
+  GenerateRequestSchema,
+  ListModelsResponseSchema,
+  ModelSchema,
+  type GenerateRequest,
+  type GenerateResponse,
+  type GenerateStreamRequest,
+  type GenerateStreamResponse,
+  type ListModelsRequest,
+  type ListModelsResponse,
+} from "../../gen/modelstub/v1/model_pb.js";
+import { checkSessionName, type Stub } from "../engine/create-stub.js";
+import type { CallResult } from "../engine/run-call.js";
+import { Code } from "../engine/status-code.js";
+import { callSignal, dropCall, metadataText, sessionOf, statusError, stepHeader } from "./call-context.js";
+
+function internal(err: unknown) {
+  return { code: Code.INTERNAL, details: `modelstub internal error: ${err instanceof Error ? err.message : String(err)}` };
+}
+
+/** The GenerateStream request as the GenerateRequest it mirrors field for field. */
+function asGenerateRequest(r: GenerateStreamRequest): GenerateRequest {
+  return create(GenerateRequestSchema, { model: r.model, messages: r.messages, tools: r.tools, sampling: r.sampling, stepId: r.stepId });
+}
+
+/**
+ * ModelService handlers over a stub. Every handler catches everything: grpc-js only catches
+ * synchronous throws, so a rejected promise would otherwise never reach the client.
+ */
+export function modelServiceHandlers(stub: Stub): UntypedServiceImplementation {
+  return {
+    Generate(call: ServerUnaryCall<GenerateRequest, GenerateResponse>, callback: sendUnaryData<GenerateResponse>) {
+      try {
+        const session = sessionOf(call.metadata);
+        const bad = checkSessionName(session);
+        if (bad) return callback(statusError(bad));
+        const wiring = callSignal(call);
+        stub
+          .call({
+            session,
+            method: "generate",
+            request: call.request,
+            stepFromMetadata: metadataText(call.metadata, stepHeader),
+            signal: wiring.signal,
+            budgetMs: wiring.budgetMs,
+          })
+          .then((result: CallResult) => {
+            wiring.release();
+            switch (result.kind) {
+              case "ok":
+                return callback(null, result.response);
+              case "status":
+                return callback(statusError(result.status));
+              case "drop":
+                if (!dropCall(call)) callback({ code: Code.UNAVAILABLE, details: "the script dropped the connection" });
+                return;
+              case "aborted":
+                return; // grpc-js has ended the call already.
+            }
+          })
+          .catch((err: unknown) => callback(internal(err)));
+      } catch (err) {
+        callback(internal(err));
+      }
+    },
+
+    GenerateStream(call: ServerWritableStream<GenerateStreamRequest, GenerateStreamResponse>) {
+      const fail = (e: { code: number; details: string }) => {
+        call.emit("error", e);
+      };
+      try {
+        const session = sessionOf(call.metadata);
+        const bad = checkSessionName(session);
+        if (bad) return fail(statusError(bad));
+        const wiring = callSignal(call);
+        stub
+          .call({
+            session,
+            method: "stream",
+            request: asGenerateRequest(call.request),
+            stepFromMetadata: metadataText(call.metadata, stepHeader),
+            signal: wiring.signal,
+            budgetMs: wiring.budgetMs,
+            onFrame: (frame) => call.write(frame),
+          })
+          .then((result: CallResult) => {
+            wiring.release();
+            switch (result.kind) {
+              case "ok":
+                return call.end();
+              case "status":
+                return fail(statusError(result.status));
+              case "drop":
+                if (!dropCall(call)) fail({ code: Code.UNAVAILABLE, details: "the script dropped the connection" });
+                return;
+              case "aborted":
+                return;
+            }
+          })
+          .catch((err: unknown) => fail(internal(err)));
+      } catch (err) {
+        fail(internal(err));
+      }
+    },
+
+    ListModels(call: ServerUnaryCall<ListModelsRequest, ListModelsResponse>, callback: sendUnaryData<ListModelsResponse>) {
+      try {
+        const script = stub.scriptOf(sessionOf(call.metadata));
+        const declared = script.models.length > 0 ? script.models : [{ id: script.defaultModel, name: script.defaultModel, ownedBy: "modelstub", contextLength: 0, inputModalities: ["text"], outputModalities: ["text"], promptPrice: "0", completionPrice: "0" }];
+        callback(null, create(ListModelsResponseSchema, { models: declared.map((m) => create(ModelSchema, m)) }));
+      } catch (err) {
+        callback(internal(err));
+      }
+    },
+  };
+}

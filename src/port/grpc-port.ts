@@ -1,0 +1,76 @@
+import {
+  credentials as grpcCredentials,
+  makeGenericClientConstructor,
+  Metadata,
+  type CallOptions,
+  type ChannelCredentials,
+  type Client,
+  type ClientReadableStream,
+  type ServiceError,
+} from "@grpc/grpc-js";
+import { ModelService, type GenerateRequest, type GenerateResponse, type GenerateStreamResponse } from "../../gen/modelstub/v1/model_pb.js";
+import { serviceDefinition } from "../grpc/service-definition.js";
+import { ModelCallError, type ModelPort, type PortCallOptions } from "./model-port.js";
+
+type ModelClient = Client & {
+  Generate(req: GenerateRequest, md: Metadata, opts: CallOptions, cb: (err: ServiceError | null, res?: GenerateResponse) => void): { cancel(): void };
+  GenerateStream(req: GenerateRequest, md: Metadata, opts: CallOptions): ClientReadableStream<GenerateStreamResponse>;
+};
+
+const ModelClientCtor = makeGenericClientConstructor(serviceDefinition(ModelService), "ModelService");
+
+function metadataOf(options: PortCallOptions | undefined): Metadata {
+  const md = new Metadata();
+  if (options?.session) md.set("x-modelstub-session", options.session);
+  if (options?.step) md.set("x-modelstub-step", options.step);
+  return md;
+}
+
+function callOptionsOf(options: PortCallOptions | undefined): CallOptions {
+  return options?.timeoutMs !== undefined ? { deadline: Date.now() + options.timeoutMs } : {};
+}
+
+function toError(err: ServiceError): ModelCallError {
+  const trailers: [string, string][] = [];
+  for (const [k, values] of Object.entries(err.metadata?.getMap() ?? {})) {
+    if (typeof values === "string") trailers.push([k, values]);
+  }
+  return new ModelCallError(err.code, err.details, trailers);
+}
+
+/** A model port over gRPC: an executor's view of a running modelstub server. */
+export function createGrpcPort(address: string, channelCredentials: ChannelCredentials = grpcCredentials.createInsecure()): ModelPort {
+  const client = new ModelClientCtor(address, channelCredentials) as unknown as ModelClient;
+  return {
+    generate(request, options) {
+      return new Promise<GenerateResponse>((resolve, reject) => {
+        const call = client.Generate(request, metadataOf(options), callOptionsOf(options), (err, res) => {
+          options?.signal?.removeEventListener("abort", onAbort);
+          if (err) reject(toError(err));
+          else resolve(res!);
+        });
+        const onAbort = () => call.cancel();
+        options?.signal?.addEventListener("abort", onAbort, { once: true });
+      });
+    },
+    async *generateStream(request, options) {
+      const call = client.GenerateStream(request, metadataOf(options), callOptionsOf(options));
+      const onAbort = () => call.cancel();
+      options?.signal?.addEventListener("abort", onAbort, { once: true });
+      let ended = false;
+      try {
+        for await (const frame of call) yield frame as GenerateStreamResponse;
+        ended = true;
+      } catch (err) {
+        ended = true;
+        throw "code" in (err as object) ? toError(err as ServiceError) : err;
+      } finally {
+        options?.signal?.removeEventListener("abort", onAbort);
+        if (!ended) call.cancel();
+      }
+    },
+    close() {
+      client.close();
+    },
+  };
+}

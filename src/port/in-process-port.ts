@@ -1,0 +1,97 @@
+import type { GenerateRequest, GenerateStreamResponse } from "../../gen/modelstub/v1/model_pb.js";
+import type { Stub } from "../engine/create-stub.js";
+import type { CallResult } from "../engine/run-call.js";
+import { Code } from "../engine/status-code.js";
+import { ModelCallError, type ModelPort, type PortCallOptions } from "./model-port.js";
+
+/** An abort signal for one call: the caller's signal cancels, the timeout is a deadline. */
+function callAbort(options: PortCallOptions | undefined) {
+  const controller = new AbortController();
+  const onCancel = () => controller.abort("cancelled");
+  options?.signal?.addEventListener("abort", onCancel, { once: true });
+  if (options?.signal?.aborted) onCancel();
+  const timeoutMs = options?.timeoutMs;
+  const timer = timeoutMs !== undefined ? setTimeout(() => controller.abort("deadline"), timeoutMs) : undefined;
+  return {
+    controller,
+    budgetMs: timeoutMs ?? Infinity,
+    release() {
+      clearTimeout(timer);
+      options?.signal?.removeEventListener("abort", onCancel);
+    },
+  };
+}
+
+function toError(result: Exclude<CallResult, { kind: "ok" }>): ModelCallError {
+  switch (result.kind) {
+    case "status":
+      return new ModelCallError(result.status.code, result.status.message, result.status.trailers);
+    case "aborted":
+      return result.reason === "deadline"
+        ? new ModelCallError(Code.DEADLINE_EXCEEDED, "Deadline exceeded")
+        : new ModelCallError(Code.CANCELLED, "Cancelled on client");
+    case "drop":
+      return new ModelCallError(Code.UNAVAILABLE, "the script dropped the connection");
+  }
+}
+
+/** A model port that runs calls on a stub in this process: no network, same engine. */
+export function createInProcessPort(stub: Stub): ModelPort {
+  return {
+    async generate(request, options) {
+      const a = callAbort(options);
+      try {
+        const result = await stub.call({
+          session: options?.session ?? "default",
+          method: "generate",
+          request,
+          stepFromMetadata: options?.step,
+          signal: a.controller.signal,
+          budgetMs: a.budgetMs,
+        });
+        if (result.kind === "ok") return result.response;
+        throw toError(result);
+      } finally {
+        a.release();
+      }
+    },
+    async *generateStream(request: GenerateRequest, options?: PortCallOptions): AsyncIterable<GenerateStreamResponse> {
+      const a = callAbort(options);
+      const frames: GenerateStreamResponse[] = [];
+      let wake: (() => void) | undefined;
+      let finished: CallResult | undefined;
+      const done = stub
+        .call({
+          session: options?.session ?? "default",
+          method: "stream",
+          request,
+          stepFromMetadata: options?.step,
+          signal: a.controller.signal,
+          budgetMs: a.budgetMs,
+          onFrame: (f) => {
+            frames.push(f);
+            wake?.();
+          },
+        })
+        .then((r) => {
+          finished = r;
+          wake?.();
+        });
+      try {
+        for (;;) {
+          while (frames.length > 0) yield frames.shift()!;
+          if (finished) break;
+          await new Promise<void>((resolve) => (wake = resolve));
+          wake = undefined;
+        }
+        if (finished.kind !== "ok") throw toError(finished);
+      } finally {
+        // A consumer that stops early cancels the call, like a gRPC client would.
+        if (!finished) a.controller.abort("cancelled");
+        await done;
+        a.release();
+      }
+    },
+    close() {},
+  };
+}
