@@ -4,14 +4,17 @@ import { nearestName } from "./nearest-name.js";
 /** A validation problem at a path of the input, before it is located in the file. */
 export interface PathIssue {
   path: (string | number)[];
-  /** For an unknown key: the key, so the locator can point at the key rather than the map. */
+  /** For a problem with a key itself (unknown, misspelt): the key, so the locator points at it. */
   key?: string;
+  /** Text inside the node's source to point at (a `{{variable}}` in a long reply). */
+  needle?: string;
   message: string;
   hint?: string;
 }
 
 type Issue = z.core.$ZodIssue;
 type AnySchema = z.core.$ZodType;
+type Def = Record<string, unknown> & { type: string };
 
 /** What a value is, in the words an error message uses. */
 export function describeValue(value: unknown): string {
@@ -32,43 +35,178 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   return v;
 }
 
-/** The object schemas reachable at `path`, walking through optionals, unions, arrays and records. */
-function objectKeysAt(schema: AnySchema, path: readonly PropertyKey[]): string[] {
-  const def = schema._zod.def as unknown as Record<string, unknown> & { type: string };
+const defOf = (s: AnySchema) => s._zod.def as unknown as Def;
+
+/** The schema with optional/default/readonly/pipe wrappers taken off. */
+function unwrap(schema: AnySchema): AnySchema {
+  const def = defOf(schema);
   switch (def.type) {
     case "optional":
     case "nullable":
     case "default":
     case "readonly":
-      return objectKeysAt(def["innerType"] as AnySchema, path);
+      return unwrap(def["innerType"] as AnySchema);
     case "pipe":
-      return objectKeysAt(def["in"] as AnySchema, path);
-    case "union":
-      return (def["options"] as AnySchema[]).flatMap((o) => objectKeysAt(o, path));
+      return unwrap(def["in"] as AnySchema);
+    default:
+      return schema;
+  }
+}
+
+/** Every schema (unions spread out) that can sit at `path` below `schema`. */
+function schemasAt(schema: AnySchema, path: readonly PropertyKey[]): AnySchema[] {
+  const s = unwrap(schema);
+  const def = defOf(s);
+  if (def.type === "union") return (def["options"] as AnySchema[]).flatMap((o) => schemasAt(o, path));
+  if (path.length === 0) return [s];
+  switch (def.type) {
     case "array":
-      return path.length === 0 ? [] : objectKeysAt(def["element"] as AnySchema, path.slice(1));
+      return typeof path[0] === "number" ? schemasAt(def["element"] as AnySchema, path.slice(1)) : [];
     case "record":
-      return path.length === 0 ? [] : objectKeysAt(def["valueType"] as AnySchema, path.slice(1));
+      return schemasAt(def["valueType"] as AnySchema, path.slice(1));
     case "object": {
-      const shape = def["shape"] as Record<string, AnySchema>;
-      if (path.length === 0) return Object.keys(shape);
-      const next = shape[String(path[0])];
-      return next ? objectKeysAt(next, path.slice(1)) : [];
+      const next = (def["shape"] as Record<string, AnySchema>)[String(path[0])];
+      return next ? schemasAt(next, path.slice(1)) : [];
     }
     default:
       return [];
   }
 }
 
+function keysOf(schemas: AnySchema[]): string[] {
+  const keys = schemas.flatMap((s) => (defOf(s).type === "object" ? Object.keys(defOf(s)["shape"] as object) : []));
+  return [...new Set(keys)];
+}
+
+/** A value's kind in the terms schemas use. */
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value;
+}
+
+/** What a schema accepts, in words: `a text`, `a whole number`, `one of "a", "b"`. */
+function expectedWords(schema: AnySchema): string {
+  const s = unwrap(schema);
+  const def = defOf(s);
+  switch (def.type) {
+    case "string":
+      return "a text";
+    case "number":
+      return def["format"] ? "a whole number" : "a number";
+    case "boolean":
+      return "true or false";
+    case "array":
+      return "a list";
+    case "object":
+    case "record":
+      return "a mapping";
+    case "enum":
+      return `one of ${Object.values(def["entries"] as object).map((v) => JSON.stringify(v)).join(", ")}`;
+    case "literal":
+      return (def["values"] as unknown[]).map((v) => JSON.stringify(v)).join(" or ");
+    case "union":
+      return [...new Set((def["options"] as AnySchema[]).map(expectedWords))].join(", or ");
+    default:
+      return def.type;
+  }
+}
+
+/** Which value kinds a schema accepts at all (a union's branches that fit the value). */
+function acceptsKind(schema: AnySchema, kind: string): boolean {
+  const def = defOf(unwrap(schema));
+  switch (def.type) {
+    case "string":
+    case "enum":
+      return kind === "string";
+    case "number":
+      return kind === "number";
+    case "boolean":
+      return kind === "boolean";
+    case "literal":
+      return (def["values"] as unknown[]).some((v) => kindOf(v) === kind);
+    case "array":
+      return kind === "array";
+    case "object":
+    case "record":
+      return kind === "object";
+    case "union":
+      return (def["options"] as AnySchema[]).some((o) => acceptsKind(o, kind));
+    default:
+      return true;
+  }
+}
+
+/** Hints for the usual YAML type slips: `reply: 42`, `times: "2"`, `ignore_case: "yes"`. */
+function typeHint(expected: string, value: unknown, path: readonly (string | number)[]): string | undefined {
+  const kind = kindOf(value);
+  if (kind === "null") return "the key has no value: write one after the colon, or remove the key";
+  if (expected.includes("a text") && (kind === "number" || kind === "boolean")) return `quote it to make it a text: "${String(value)}"`;
+  if (expected.includes("a text") && kind === "array") return "a text that starts with [ is read as a list: quote the whole text";
+  if (expected.includes("a text") && kind === "object") return 'a text that starts with { or contains ": " is read as a mapping: quote the whole text';
+  if (expected.includes("number") && kind === "string") {
+    const text = (value as string).trim();
+    return /^\d+(\.\d+)?$/.test(text) ? `remove the quotes: ${text}` : `write a number, like ${path[path.length - 1] === "times" ? 2 : 100}`;
+  }
+  if (expected.includes("true or false") && kind === "string") return "write true or false, without quotes";
+  if (expected.includes("a list") && kind === "object") return "start each item of a list with `- `";
+  if (expected.includes("a mapping") && kind === "array") return "remove the `- `: this is a mapping of keys, not a list";
+  return undefined;
+}
+
+const durationUnits: Record<string, string> = {
+  ms: "ms", msec: "ms", msecs: "ms", millis: "ms", millisecond: "ms", milliseconds: "ms",
+  s: "s", sec: "s", secs: "s", second: "s", seconds: "s",
+  m: "m", min: "m", mins: "m", minute: "m", minutes: "m",
+};
+
+/** `30 sec` -> `30s`: the duration the user most likely meant, when there is one. */
+function durationHint(value: unknown): string {
+  const m = typeof value === "string" ? /^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]+)\s*$/.exec(value) : null;
+  const unit = m ? durationUnits[m[2]!.toLowerCase()] : undefined;
+  return unit ? `did you mean ${m![1]}${unit}?` : "units are ms, s and m; a bare number is milliseconds";
+}
+
+/** The name a misspelt key most likely meant: near in edits, or an abbreviation (`args`). */
+function likelyKey(key: string, allowed: readonly string[]): string | undefined {
+  const near = nearestName(key, allowed);
+  if (near) return near;
+  const lower = key.toLowerCase();
+  const prefixed = allowed.filter((a) => lower.length >= 3 && a.startsWith(lower));
+  return prefixed.length === 1 ? prefixed[0] : undefined;
+}
+
 /**
- * A union failed. When the input plainly meant one branch (its issues are deeper than "wrong
- * type here"), explain that branch's issues instead of the union's summary: "unknown key
- * `txt`" helps, "expected a text or a mapping" does not.
+ * A union failed. Explain the branch that fits the value's kind (a mapping given for a
+ * mapping-or-text reply is explained as a mapping: "unknown key `txt`" helps, "expected a
+ * text or a mapping" does not). Undefined when no branch fits, so the union's summary is said.
  */
-function unionBranch(issue: Extract<Issue, { code: "invalid_union" }>): Issue[] | undefined {
-  const meant = issue.errors.filter((branch) => branch.some((i) => i.path.length > 0 || i.code !== "invalid_type"));
-  if (meant.length === 0) return undefined;
-  return meant.reduce((a, b) => (b.length < a.length ? b : a));
+function unionBranch(issue: Extract<Issue, { code: "invalid_union" }>, options: AnySchema[], value: unknown): Issue[] | undefined {
+  const kind = kindOf(value);
+  const fitting = issue.errors.filter((branch, i) => {
+    const option = options[i];
+    if (option && !acceptsKind(option, kind)) return false;
+    return !branch.some((b) => b.path.length === 0 && b.code === "invalid_type");
+  });
+  if (fitting.length === 0) return undefined;
+  return fitting.reduce((a, b) => (b.length < a.length ? b : a));
+}
+
+function unionOptions(schema: AnySchema, path: readonly PropertyKey[]): AnySchema[] {
+  // schemasAt spreads unions; walk to the parent and take the field's own union options.
+  const parentPath = path.slice(0, -1);
+  const last = path[path.length - 1];
+  const direct = path.length === 0 ? [unwrap(schema)] : schemasAt(schema, parentPath).flatMap((p) => {
+    const d = defOf(p);
+    if (d.type === "object") {
+      const f = (d["shape"] as Record<string, AnySchema>)[String(last)];
+      return f ? [unwrap(f)] : [];
+    }
+    if (d.type === "array") return [unwrap(d["element"] as AnySchema)];
+    if (d.type === "record") return [unwrap(d["valueType"] as AnySchema)];
+    return [];
+  });
+  return direct.flatMap((u) => (defOf(u).type === "union" ? (defOf(u)["options"] as AnySchema[]) : []));
 }
 
 /** Turns zod's issues into path issues with messages and hints a person can act on. */
@@ -76,64 +214,129 @@ export function explainZodIssues(issues: readonly Issue[], input: unknown, schem
   const out: PathIssue[] = [];
   for (const issue of issues) {
     const path = [...base, ...issue.path] as (string | number)[];
-    const got = describeValue(valueAt(input, path));
+    const value = valueAt(input, path);
+    const got = describeValue(value);
+    const last = path[path.length - 1];
     switch (issue.code) {
       case "invalid_union": {
-        const branch = unionBranch(issue);
-        if (branch) out.push(...explainZodIssues(branch, input, schema, path));
-        else out.push({ path, message: `${issue.message}, got ${got}` });
+        const options = unionOptions(schema, path);
+        const branch = unionBranch(issue, options, value);
+        if (branch) {
+          out.push(...explainZodIssues(branch, input, schema, path));
+          break;
+        }
+        const expected = options.length ? options.map(expectedWords).join(", or ") : "";
+        const said = issue.message && issue.message !== "Invalid input" ? issue.message : `expected ${expected}`;
+        out.push({ path, message: `${said}, got ${got}`, hint: typeHint(expected, value, path) });
         break;
       }
-      case "unrecognized_keys":
-        for (const key of issue.keys) {
-          const allowed = objectKeysAt(schema, path);
-          const near = nearestName(key, allowed);
+      case "unrecognized_keys": {
+        const here = schemasAt(schema, path).filter((s) => defOf(s).type === "object");
+        const allowed = keysOf(here);
+        for (const key of issue.keys) out.push({ path, key, message: path.length ? `unknown key \`${key}\`` : `unknown top-level key \`${key}\``, hint: unknownKeyHint(key, allowed, schema, path) });
+        break;
+      }
+      case "invalid_type": {
+        if (path.length === 0) {
           out.push({
             path,
-            key,
-            message: `unknown key \`${key}\``,
-            hint: near ? `did you mean \`${near}\`?` : allowed.length ? `allowed keys here: ${allowed.join(", ")}` : undefined,
+            message: `a script is a mapping with \`entries:\` or \`steps:\`, got ${got}`,
+            hint: Array.isArray(value) ? "put the list under `entries:`" : "start the file with `entries:` and a list of replies",
           });
+          break;
+        }
+        const here = schemasAt(schema, path);
+        const expected = here.length ? [...new Set(here.map(expectedWords))].join(", or ") : issue.expected;
+        if (value === undefined) {
+          out.push({ path, message: `is required: expected ${expected}`, hint: `add \`${String(last)}:\` to this mapping` });
+        } else {
+          out.push({ path, message: `expected ${expected}, got ${got}`, hint: typeHint(expected, value, path) });
         }
         break;
-      case "invalid_type":
-        out.push({
-          path,
-          message: got === "nothing" ? `is required (expected ${issue.expected})` : `expected ${issue.expected === "int" ? "a whole number" : issue.expected}, got ${got}`,
-        });
+      }
+      case "invalid_value": {
+        const values = issue.values;
+        const near = typeof value === "string" ? nearestName(value, values.map(String)) : undefined;
+        const single = values.length === 1;
+        let hint: string | undefined = near ? `did you mean ${JSON.stringify(near)}?` : undefined;
+        if (single && values[0] === true) hint = `write \`${String(last)}: true\`, or remove the key`;
+        else if (last === "version") hint = "1 is the only version of the format so far";
+        else if (!hint && typeof value === "string" && values.some((v) => String(v).toLowerCase() === value.toLowerCase())) hint = "values are case-sensitive";
+        out.push({ path, message: `expected ${single ? JSON.stringify(values[0]) : `one of ${values.map((v) => JSON.stringify(v)).join(", ")}`}, got ${got}`, hint });
         break;
-      case "invalid_value":
-        out.push({
-          path,
-          message: `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}, got ${got}`,
-          hint: typeof valueAt(input, path) === "string"
-            ? (() => {
-                const near = nearestName(String(valueAt(input, path)), issue.values.map(String));
-                return near ? `did you mean ${JSON.stringify(near)}?` : undefined;
-              })()
-            : undefined,
-        });
+      }
+      case "too_small": {
+        if (issue.origin === "array") {
+          out.push({ path, message: `needs at least ${issue.minimum} item${issue.minimum === 1 ? "" : "s"}`, hint: "give an item, or remove the key" });
+        } else if (issue.origin === "string") {
+          out.push({ path, message: "must not be empty", hint: `give ${String(last)} a value` });
+        } else {
+          const bound = issue.inclusive ? `at least ${issue.minimum}` : `more than ${issue.minimum}`;
+          const duration = durationKeys.has(String(last));
+          out.push({ path, message: `must be ${bound}, got ${got}`, hint: duration ? "a duration cannot be negative; use 0 for no wait" : undefined });
+        }
         break;
-      case "too_small":
-        out.push({
-          path,
-          message:
-            issue.origin === "array"
-              ? `needs at least ${issue.minimum} item${issue.minimum === 1 ? "" : "s"}`
-              : issue.origin === "string"
-                ? `must not be empty`
-                : `must be at least ${issue.minimum}, got ${got}`,
-        });
-        break;
+      }
       case "too_big":
-        out.push({ path, message: `must be at most ${issue.maximum}, got ${got}` });
+        out.push({
+          path,
+          message: `must be at most ${issue.maximum}, got ${got}`,
+          hint: last === "code" ? "gRPC status codes run from 1 to 16; a name like UNAVAILABLE reads better" : undefined,
+        });
         break;
-      case "invalid_format":
-        out.push({ path, message: `${issue.message.replace(/^Invalid string: /, "")}, got ${got}` });
+      case "invalid_format": {
+        const duration = issue.message.includes("duration");
+        out.push({ path, message: `${issue.message.replace(/^Invalid string: /, "")}, got ${got}`, hint: duration ? durationHint(value) : undefined });
         break;
+      }
+      case "invalid_key": {
+        const key = String(last);
+        const inner = issue.issues[0]?.message ?? "this key is not allowed";
+        const parent = path.slice(0, -1);
+        const lowered = key.toLowerCase();
+        const fixed = /^[a-z][a-z0-9._-]*$/.test(lowered) ? lowered : undefined;
+        out.push({ path: parent, key, message: `key \`${key}\` is not allowed: ${inner}`, hint: fixed ? `write \`${fixed}\`` : undefined });
+        break;
+      }
       default:
         out.push({ path, message: `${issue.message}, got ${got}` });
     }
   }
-  return out;
+  return dropRequiredThatWereMisspelt(out);
+}
+
+const durationKeys = new Set(["latency", "first_byte", "per_chunk"]);
+
+function unknownKeyHint(key: string, allowed: readonly string[], schema: AnySchema, path: readonly (string | number)[]): string | undefined {
+  const near = likelyKey(key, allowed);
+  if (near) return `did you mean \`${near}\`?`;
+  // A key one level off: `text` written on the entry instead of under `reply:`, or
+  // `latency` written under `reply:` instead of on the entry.
+  for (const field of allowed) {
+    const inner = keysOf(schemasAt(schema, [...path, field]).filter((s) => defOf(s).type === "object"));
+    const hit = likelyKey(key, inner);
+    if (hit) return `\`${hit}\` goes under \`${field}:\``;
+  }
+  const parentPath = typeof path[path.length - 1] === "number" ? path.slice(0, -2) : path.slice(0, -1);
+  const owner = [...path].reverse().find((p) => typeof p === "string");
+  if (path.length > 0) {
+    const outer = keysOf(schemasAt(schema, parentPath).filter((s) => defOf(s).type === "object"));
+    const hit = likelyKey(key, outer);
+    if (hit && owner !== undefined) return `\`${hit}\` belongs one level up, beside \`${String(owner)}:\`, not inside it`;
+  }
+  return allowed.length ? `allowed keys here: ${allowed.join(", ")}` : undefined;
+}
+
+/**
+ * `entry:` written for `entries:` yields two issues: an unknown key and a missing one. The
+ * unknown key's "did you mean" says it all; the "is required" line would only repeat it.
+ */
+function dropRequiredThatWereMisspelt(issues: PathIssue[]): PathIssue[] {
+  const suggested = new Set(
+    issues.flatMap((i) => {
+      const m = i.key !== undefined && i.hint ? /^did you mean `(.+)`\?$/.exec(i.hint) : null;
+      return m ? [JSON.stringify([...i.path, m[1]])] : [];
+    }),
+  );
+  return issues.filter((i) => !(i.message.startsWith("is required") && suggested.has(JSON.stringify(i.path))));
 }

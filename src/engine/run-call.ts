@@ -43,6 +43,13 @@ export interface CallInput {
   budgetMs?: number | undefined;
   /** Receives stream frames (stream calls only). */
   onFrame?: ((frame: GenerateStreamResponse) => void) | undefined;
+  /**
+   * Told once the call has its sequence number and declared start, before any frame: the HTTP
+   * front derives its wire `created` from the declared timeline, never from the wall clock.
+   */
+  onStart?: ((start: { sequence: number; startMs: number }) => void) | undefined;
+  /** Told about this call when it finishes, like the stub's onCall (per-request logs). */
+  onLog?: ((log: CallLog) => void) | undefined;
 }
 
 /** How a call ended, for the transport to put on the wire. */
@@ -202,6 +209,7 @@ function statusEnding(status: CallStatus): Ending {
 export async function runCall(session: Session, clock: Clock, input: CallInput, onCall?: (log: CallLog) => void): Promise<CallResult> {
   const sequence = ++session.sequence;
   const startMs = session.timelineMs;
+  input.onStart?.({ sequence, startMs });
   const request = input.request;
   const x = new Execution(clock, input.signal, input.budgetMs ?? Infinity);
   const fromRequest = request.stepId;
@@ -251,7 +259,7 @@ export async function runCall(session: Session, clock: Clock, input: CallInput, 
   const endMs = startMs + x.elapsed;
   if (endMs > session.timelineMs) session.timelineMs = endMs;
   session.calls[sequence - 1] = record(session, sequence, stepId, entryRef, input, ending, startMs, endMs, x.chunksSent);
-  onCall?.({
+  const log: CallLog = {
     session: session.name,
     method: input.method,
     step: stepId,
@@ -260,7 +268,9 @@ export async function runCall(session: Session, clock: Clock, input: CallInput, 
     outcome: ending.outcome,
     code: ending.status?.code ?? 0,
     declaredMs: x.elapsed,
-  });
+  };
+  onCall?.(log);
+  input.onLog?.(log);
   return ending.result;
 }
 

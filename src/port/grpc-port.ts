@@ -8,13 +8,14 @@ import {
   type ClientReadableStream,
   type ServiceError,
 } from "@grpc/grpc-js";
-import { ModelService, type GenerateRequest, type GenerateResponse, type GenerateStreamResponse } from "../../gen/modelstub/v1/model_pb.js";
+import { create } from "@bufbuild/protobuf";
+import { GenerateStreamRequestSchema, ModelService, type GenerateRequest, type GenerateResponse, type GenerateStreamRequest, type GenerateStreamResponse } from "../../gen/modelstub/v1/model_pb.js";
 import { serviceDefinition } from "../grpc/service-definition.js";
 import { ModelCallError, type ModelPort, type PortCallOptions } from "./model-port.js";
 
 type ModelClient = Client & {
   Generate(req: GenerateRequest, md: Metadata, opts: CallOptions, cb: (err: ServiceError | null, res?: GenerateResponse) => void): { cancel(): void };
-  GenerateStream(req: GenerateRequest, md: Metadata, opts: CallOptions): ClientReadableStream<GenerateStreamResponse>;
+  GenerateStream(req: GenerateStreamRequest, md: Metadata, opts: CallOptions): ClientReadableStream<GenerateStreamResponse>;
 };
 
 const ModelClientCtor = makeGenericClientConstructor(serviceDefinition(ModelService), "ModelService");
@@ -54,7 +55,9 @@ export function createGrpcPort(address: string, channelCredentials: ChannelCrede
       });
     },
     async *generateStream(request, options) {
-      const call = client.GenerateStream(request, metadataOf(options), callOptionsOf(options));
+      // GenerateStreamRequest mirrors GenerateRequest field for field; the port takes one type.
+      const streamRequest = create(GenerateStreamRequestSchema, { model: request.model, messages: request.messages, tools: request.tools, sampling: request.sampling, stepId: request.stepId });
+      const call = client.GenerateStream(streamRequest, metadataOf(options), callOptionsOf(options));
       const onAbort = () => call.cancel();
       options?.signal?.addEventListener("abort", onAbort, { once: true });
       let ended = false;

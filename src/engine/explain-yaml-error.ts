@@ -1,0 +1,78 @@
+import type { YAMLError } from "yaml";
+
+/** A YAML syntax error, reworded, and moved to the character a person should look at. */
+export interface YamlProblem {
+  offset: number;
+  message: string;
+  hint: string;
+}
+
+/** The first non-blank character of the line that holds `offset`, when offset is in its indentation. */
+function pastIndentation(text: string, offset: number): number {
+  const lineStart = text.lastIndexOf("\n", offset - 1) + 1;
+  if (text.slice(lineStart, offset).trim() !== "") return offset;
+  let i = offset;
+  while (text[i] === " ") i++;
+  return text[i] === "\n" || i >= text.length ? offset : i;
+}
+
+/** The key written at `offset` (`times` in `    times: 3`). */
+function keyAt(text: string, offset: number): string {
+  const m = /^(?:"([^"]*)"|'([^']*)'|([^:\s]+))/.exec(text.slice(offset));
+  return m ? (m[1] ?? m[2] ?? m[3]!) : "";
+}
+
+/**
+ * Rewords the yaml library's errors for a person editing a script, with the fix for the
+ * usual slips (tabs, a `: ` in an unquoted text, backslashes of a regex in double quotes).
+ */
+export function explainYamlError(e: YAMLError, text: string): YamlProblem {
+  const pos = e.pos[0];
+  const first = e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
+  switch (e.code) {
+    case "TAB_AS_INDENT":
+      return { offset: pos, message: "a tab is used for indentation", hint: "YAML indents with spaces only: replace the tab with spaces" };
+    case "BAD_INDENT":
+      return {
+        offset: pastIndentation(text, pos),
+        message: "this key is not indented like the keys beside it",
+        hint: "keys of one mapping start in the same column: line it up with the key above, or indent it further to nest it",
+      };
+    case "DUPLICATE_KEY":
+      return { offset: pos, message: `the key \`${keyAt(text, pos)}\` is given twice in this mapping`, hint: "each key may appear once: remove one of them" };
+    case "BAD_DQ_ESCAPE":
+      return {
+        offset: pos,
+        message: `${first.replace(/^Invalid escape sequence/, "invalid escape")} in a double-quoted text`,
+        hint: "in double quotes a backslash starts an escape: write a regex in single quotes ('\\d+'), or double each backslash",
+      };
+    case "BLOCK_AS_IMPLICIT_KEY":
+      return first.startsWith("Nested mappings")
+        ? { offset: pos, message: "a `: ` inside an unquoted text starts a mapping", hint: "quote the whole text: \"like: this\"" }
+        : {
+            offset: pastIndentation(text, pos),
+            message: "a list item where a key of the mapping above was expected",
+            hint: "a mapping cannot also be a list: put the items under a key such as `entries:`, indented below it",
+          };
+    case "MISSING_CHAR": {
+      const quote = /closing (["'])quote/.exec(first)?.[1];
+      if (quote) {
+        const open = text.lastIndexOf(quote, pos - 1);
+        return { offset: open >= 0 ? open : pos, message: `this ${quote === '"' ? "double" : "single"}-quoted text is not closed`, hint: `add the closing ${quote} at the end of the text` };
+      }
+      if (first.startsWith("Sequence item without")) {
+        return { offset: pastIndentation(text, pos), message: "a list item without its `- `", hint: "start the item with `- `, or indent it like the keys of the item above" };
+      }
+      return { offset: pastIndentation(text, pos), message: "expected `key: value` here", hint: "a key needs a colon and a space after it" };
+    }
+    case "MULTILINE_IMPLICIT_KEY":
+      return { offset: pastIndentation(text, pos), message: "a key runs over more than one line", hint: "check for a missing colon, or a missing closing quote above" };
+    case "UNEXPECTED_TOKEN":
+      if (text[pos - 1] === "'") {
+        return { offset: pos, message: "text after the end of a single-quoted text", hint: "inside single quotes write '' for one ', or use double quotes" };
+      }
+      return { offset: pos, message: `unexpected ${first.replace(/^Unexpected /, "")}`, hint: "check the quoting and the colons on this line" };
+    default:
+      return { offset: pos, message: first.charAt(0).toLowerCase() + first.slice(1), hint: "check the indentation and quoting near this position" };
+  }
+}

@@ -1,0 +1,105 @@
+/** Where a JSON text first breaks the JSON grammar, and what to do about it. */
+export interface JsonSyntaxError {
+  /** Offset of the offending character (the text's length for an early end). */
+  offset: number;
+  message: string;
+  hint: string;
+}
+
+class Stop {
+  constructor(readonly error: JsonSyntaxError) {}
+}
+
+/**
+ * Checks a `.json` script against the strict JSON grammar. The loader parses every script
+ * with the YAML parser (JSON is YAML), which forgives trailing commas, comments and single
+ * quotes; a file named .json should not silently be YAML. `JSON.parse` does not say where it
+ * failed on every error, so this walks the text itself and names the exact offset.
+ */
+export function findJsonError(text: string): JsonSyntaxError | undefined {
+  let i = 0;
+  const stop = (message: string, hint: string, at = i): never => {
+    throw new Stop({ offset: at, message, hint });
+  };
+  const here = () => (i >= text.length ? "the end of the file" : `\`${text[i]}\``);
+  const space = () => {
+    while (i < text.length && (text[i] === " " || text[i] === "\t" || text[i] === "\n" || text[i] === "\r")) i++;
+  };
+  const badValue = (): never => {
+    const c = text[i];
+    if (c === "'") stop("a text in single quotes", "JSON texts are written in double quotes");
+    if (c === "/" || c === "#") stop("a comment", "JSON has no comments: remove it, or write the script as YAML");
+    return stop(`expected a value, got ${here()}`, "a value is a text in double quotes, a number, true, false, null, a list [...] or a mapping {...}");
+  };
+  const string = () => {
+    i++;
+    for (;;) {
+      if (i >= text.length) stop("a text in double quotes is not closed", 'add the closing "');
+      const c = text.charCodeAt(i);
+      if (c === 0x22) {
+        i++;
+        return;
+      }
+      if (c < 0x20) stop("a line break or control character inside a text", "write a line break as \\n");
+      if (c === 0x5c) {
+        const e = text[i + 1];
+        if (e === "u" && /^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) i += 6;
+        else if (e !== undefined && '"\\/bfnrt'.includes(e)) i += 2;
+        else stop(`invalid escape \\${e ?? ""} in a text`, "in JSON a backslash starts an escape: write \\\\ for one backslash");
+      } else i++;
+    }
+  };
+  const sequence = (close: "]" | "}", item: () => void) => {
+    i++;
+    space();
+    if (text[i] === close) {
+      i++;
+      return;
+    }
+    for (;;) {
+      item();
+      space();
+      if (text[i] === close) {
+        i++;
+        return;
+      }
+      if (text[i] !== ",") stop(`expected \`,\` or \`${close}\`, got ${here()}`, `separate items with commas, and close with ${close}`);
+      const comma = i;
+      i++;
+      space();
+      if (text[i] === close) stop(`a comma before \`${close}\``, "JSON allows no comma after the last item: remove it", comma);
+    }
+  };
+  const value = (): void => {
+    space();
+    const c = text[i];
+    if (c === "{") {
+      sequence("}", () => {
+        space();
+        if (text[i] !== '"') stop(`expected a key in double quotes, got ${here()}`, "JSON keys are written in double quotes");
+        string();
+        space();
+        if (text[i] !== ":") stop(`expected \`:\` after the key, got ${here()}`, "write the key, a colon, then the value");
+        i++;
+        value();
+      });
+    } else if (c === "[") sequence("]", value);
+    else if (c === '"') string();
+    else {
+      const m = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y;
+      m.lastIndex = i;
+      const hit = m.exec(text);
+      if (!hit) badValue();
+      i += hit![0].length;
+    }
+  };
+  try {
+    value();
+    space();
+    if (i < text.length) stop(`more text after the end of the JSON value: ${here()}`, "a JSON script is one mapping {...}");
+    return undefined;
+  } catch (err) {
+    if (err instanceof Stop) return err.error;
+    throw err;
+  }
+}

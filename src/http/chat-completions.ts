@@ -1,0 +1,106 @@
+import type { ServerResponse } from "node:http";
+import type { Stub } from "../engine/create-stub.js";
+import type { CallLog } from "../engine/run-call.js";
+import { badRequestError, httpErrorOf } from "./http-error.js";
+import { outcomeName, type HttpRequestLog } from "./http-log.js";
+import { ChunkWriter, completionBody, createdOf, doneEvent, event } from "./openai-wire.js";
+import { parseChatRequest } from "./parse-chat-request.js";
+import { sendError, sendJson } from "./send.js";
+
+/** Who a chat request is for: session and step from the x-modelstub-* headers. */
+export interface ChatTarget {
+  session: string;
+  step: string;
+}
+
+const sseHeaders: [string, string][] = [
+  ["content-type", "text/event-stream; charset=utf-8"],
+  ["cache-control", "no-cache"],
+];
+
+/**
+ * Ends the link abruptly: the script's "link that dies". The socket is ended after what was
+ * written is flushed, so the client sees every chunk sent before the break, then a body that
+ * stops without its terminating chunk (no `[DONE]`), or no answer at all.
+ */
+function dropLink(res: ServerResponse): void {
+  const socket = res.socket;
+  if (socket) socket.end();
+  else res.destroy();
+}
+
+/**
+ * `POST /v1/chat/completions`: one model call on the stub, answered as OpenAI does, unary or as
+ * server-sent events. Resolves with the log fields once the answer has ended; never rejects.
+ *
+ * A stream sends its 200 and headers with the first frame, so a call that fails before any
+ * frame still answers with a proper HTTP error status.
+ */
+export async function chatCompletions(stub: Stub, res: ServerResponse, body: string, target: ChatTarget): Promise<Partial<HttpRequestLog>> {
+  const parsed = parseChatRequest(body);
+  if ("error" in parsed) {
+    sendError(res, badRequestError(parsed.error));
+    return { status: 400 };
+  }
+  const { request, stream, includeUsage } = parsed.value;
+  const controller = new AbortController();
+  // HTTP has no deadline header: only the client going away cuts a call off.
+  const onClose = () => {
+    if (!res.writableFinished) controller.abort("cancelled");
+  };
+  res.on("close", onClose);
+  let created = createdOf(0);
+  let writer: ChunkWriter | undefined;
+  let log: CallLog | undefined;
+  const result = await stub
+    .call({
+      session: target.session,
+      method: stream ? "stream" : "generate",
+      request,
+      stepFromMetadata: target.step || undefined,
+      signal: controller.signal,
+      budgetMs: Infinity,
+      onStart: (s) => {
+        created = createdOf(s.startMs);
+      },
+      onLog: (l) => {
+        log = l;
+      },
+      onFrame: (frame) => {
+        if (res.destroyed) return;
+        if (!writer) {
+          writer = new ChunkWriter(created, includeUsage);
+          res.writeHead(200, sseHeaders.flat());
+        }
+        res.write(writer.frame(frame));
+      },
+    })
+    .finally(() => res.off("close", onClose));
+  const fields: Partial<HttpRequestLog> = log ? { entry: log.entry, outcome: outcomeName(log.outcome), declaredMs: log.declaredMs } : {};
+  if (res.destroyed && result.kind !== "drop") return { ...fields, status: 499 };
+  switch (result.kind) {
+    case "ok":
+      if (stream) {
+        res.end(doneEvent);
+      } else {
+        sendJson(res, 200, completionBody(result.response, created));
+      }
+      return { ...fields, status: 200 };
+    case "status": {
+      const answer = httpErrorOf(result.status);
+      if (res.headersSent) {
+        // Mid-stream the status line is long gone: an error event in OpenAI's shape, then the
+        // end of the body without [DONE]. The official SDKs throw an APIError on it.
+        res.end(event(answer.body));
+        return { ...fields, status: 200 };
+      }
+      sendError(res, answer);
+      return { ...fields, status: answer.status };
+    }
+    case "drop":
+      dropLink(res);
+      return { ...fields, status: 0 };
+    case "aborted":
+      return { ...fields, status: 499 };
+  }
+}

@@ -1,0 +1,234 @@
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import {
+  GenerateRequestSchema,
+  MessageSchema,
+  Role,
+  SamplingParamsSchema,
+  ToolCallSchema,
+  ToolSchema,
+  type GenerateRequest,
+} from "../../gen/modelstub/v1/model_pb.js";
+
+/** A chat-completions request, as the engine's GenerateRequest plus the HTTP-only options. */
+export interface ChatRequest {
+  request: GenerateRequest;
+  stream: boolean;
+  /** `stream_options.include_usage`: a final usage chunk with empty choices. */
+  includeUsage: boolean;
+}
+
+/** Why a request body was refused: the parts of an OpenAI error body. */
+export interface BadRequest {
+  message: string;
+  /** The field at fault, like `messages[1].role`; null for the body as a whole. */
+  param: string | null;
+  /** OpenAI's vocabulary: invalid_json, missing_required_parameter, invalid_type, invalid_value. */
+  code: string;
+}
+
+const roles: Record<string, Role> = {
+  system: Role.SYSTEM,
+  developer: Role.SYSTEM,
+  user: Role.USER,
+  assistant: Role.ASSISTANT,
+  tool: Role.TOOL,
+};
+
+/** Thrown inside the parser only; parseChatRequest returns it as data. */
+class Refusal extends Error {
+  constructor(readonly bad: BadRequest) {
+    super(bad.message);
+  }
+}
+
+function kindOf(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "a list";
+  if (typeof v === "object") return "an object";
+  if (typeof v === "string") return "a string";
+  return `${typeof v === "number" ? "a number" : typeof v === "boolean" ? "a boolean" : typeof v} (${JSON.stringify(v)})`;
+}
+
+function wrongType(param: string, expected: string, got: unknown): never {
+  throw new Refusal({ message: `${param}: expected ${expected}, got ${kindOf(got)}`, param, code: "invalid_type" });
+}
+
+function missing(param: string, what: string): never {
+  throw new Refusal({ message: `${param} is required: ${what}`, param, code: "missing_required_parameter" });
+}
+
+function invalid(param: string, message: string): never {
+  throw new Refusal({ message: `${param}: ${message}`, param, code: "invalid_value" });
+}
+
+type Obj = Record<string, unknown>;
+
+function isObject(v: unknown): v is Obj {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function objectAt(v: unknown, param: string): Obj {
+  if (!isObject(v)) wrongType(param, "an object", v);
+  return v;
+}
+
+function stringAt(v: unknown, param: string): string {
+  if (typeof v !== "string") wrongType(param, "a string", v);
+  return v;
+}
+
+/** An optional field: absent and null both mean "not sent", as in OpenAI's API. */
+function optional<T>(o: Obj, key: string, read: (v: unknown, param: string) => T, param = key): T | undefined {
+  const v = o[key];
+  return v === undefined || v === null ? undefined : read(v, param);
+}
+
+/** Message content: a string, or a list of `{type: "text", text}` parts joined with nothing between. */
+function contentAt(v: unknown, param: string): string {
+  if (typeof v === "string") return v;
+  if (!Array.isArray(v)) wrongType(param, "a string or a list of text parts", v);
+  return v
+    .map((part, i) => {
+      const p = objectAt(part, `${param}[${i}]`);
+      if (p["type"] !== "text") {
+        invalid(`${param}[${i}].type`, `modelstub reads text parts only ({"type":"text","text":"..."}), not ${JSON.stringify(p["type"] ?? null)}`);
+      }
+      return stringAt(p["text"], `${param}[${i}].text`);
+    })
+    .join("");
+}
+
+function toolCallAt(v: unknown, param: string) {
+  const c = objectAt(v, param);
+  if (c["type"] !== undefined && c["type"] !== "function") invalid(`${param}.type`, `expected "function", got ${JSON.stringify(c["type"])}`);
+  const fn = c["function"] === undefined ? missing(`${param}.function`, "an object with name and arguments") : objectAt(c["function"], `${param}.function`);
+  return create(ToolCallSchema, {
+    id: c["id"] === undefined ? missing(`${param}.id`, "the id of the tool call") : stringAt(c["id"], `${param}.id`),
+    name: fn["name"] === undefined ? missing(`${param}.function.name`, "the tool's name") : stringAt(fn["name"], `${param}.function.name`),
+    arguments: fn["arguments"] === undefined ? missing(`${param}.function.arguments`, "the arguments as a JSON text") : stringAt(fn["arguments"], `${param}.function.arguments`),
+  });
+}
+
+function messageAt(v: unknown, param: string) {
+  const m = objectAt(v, param);
+  if (m["role"] === undefined) missing(`${param}.role`, "one of system, developer, user, assistant, tool");
+  const roleText = stringAt(m["role"], `${param}.role`);
+  const role = roles[roleText];
+  if (role === undefined) invalid(`${param}.role`, `expected one of system, developer, user, assistant, tool, got ${JSON.stringify(roleText)}`);
+  const toolCalls = optional(m, "tool_calls", (x, p) => (Array.isArray(x) ? x : wrongType(p, "a list", x)), `${param}.tool_calls`) ?? [];
+  if (toolCalls.length > 0 && role !== Role.ASSISTANT) invalid(`${param}.tool_calls`, "only assistant messages carry tool calls");
+  const content = optional(m, "content", contentAt, `${param}.content`);
+  // An assistant turn that only calls tools has no content; every other turn says something.
+  if (content === undefined && role !== Role.ASSISTANT) missing(`${param}.content`, `a ${roleText} message needs content`);
+  const init: MessageInitShape<typeof MessageSchema> = { role, content: content ?? "" };
+  if (toolCalls.length > 0) init.toolCalls = toolCalls.map((c, i) => toolCallAt(c, `${param}.tool_calls[${i}]`));
+  if (role === Role.TOOL) {
+    init.toolCallId = m["tool_call_id"] === undefined ? missing(`${param}.tool_call_id`, "the id of the tool call this result answers") : stringAt(m["tool_call_id"], `${param}.tool_call_id`);
+  }
+  const name = optional(m, "name", stringAt, `${param}.name`);
+  if (name !== undefined) init.name = name;
+  return create(MessageSchema, init);
+}
+
+function toolAt(v: unknown, param: string) {
+  const t = objectAt(v, param);
+  if (t["type"] !== undefined && t["type"] !== "function") invalid(`${param}.type`, `modelstub offers function tools only, not ${JSON.stringify(t["type"])}`);
+  if (t["function"] === undefined) missing(`${param}.function`, "an object with name, description and parameters");
+  const fn = objectAt(t["function"], `${param}.function`);
+  if (fn["name"] === undefined) missing(`${param}.function.name`, "the tool's name");
+  const parameters = optional(fn, "parameters", objectAt, `${param}.function.parameters`);
+  return create(ToolSchema, {
+    name: stringAt(fn["name"], `${param}.function.name`),
+    description: optional(fn, "description", stringAt, `${param}.function.description`) ?? "",
+    // The same text a gRPC client writes for the same schema object.
+    parametersJson: parameters === undefined ? "" : JSON.stringify(parameters),
+  });
+}
+
+function numberAt(v: unknown, param: string): number {
+  if (typeof v !== "number" || !Number.isFinite(v)) wrongType(param, "a number", v);
+  return v;
+}
+
+function uint32At(v: unknown, param: string): number {
+  if (typeof v !== "number" || !Number.isInteger(v)) wrongType(param, "a whole number", v);
+  if (v < 0 || v > 0xffffffff) invalid(param, `expected a whole number from 0 to 4294967295, got ${v}`);
+  return v;
+}
+
+function seedAt(v: unknown, param: string): bigint {
+  if (typeof v !== "number" || !Number.isSafeInteger(v)) wrongType(param, "a whole number", v);
+  return BigInt(v);
+}
+
+function stopAt(v: unknown, param: string): string[] {
+  if (typeof v === "string") return [v];
+  if (!Array.isArray(v)) wrongType(param, "a string or a list of strings", v);
+  return v.map((s, i) => stringAt(s, `${param}[${i}]`));
+}
+
+function booleanAt(v: unknown, param: string): boolean {
+  if (typeof v !== "boolean") wrongType(param, "true or false", v);
+  return v;
+}
+
+/** Sampling fields exactly as sent: proto3 optional fields stay unset when the client left them out. */
+function samplingOf(body: Obj) {
+  const init: MessageInitShape<typeof SamplingParamsSchema> = {};
+  const temperature = optional(body, "temperature", numberAt);
+  if (temperature !== undefined) init.temperature = temperature;
+  const topP = optional(body, "top_p", numberAt);
+  if (topP !== undefined) init.topP = topP;
+  const maxTokens = optional(body, "max_completion_tokens", uint32At) ?? optional(body, "max_tokens", uint32At);
+  if (maxTokens !== undefined) init.maxTokens = maxTokens;
+  const stop = optional(body, "stop", stopAt);
+  if (stop !== undefined) init.stop = stop;
+  const seed = optional(body, "seed", seedAt);
+  if (seed !== undefined) init.seed = seed;
+  return Object.keys(init).length > 0 ? create(SamplingParamsSchema, init) : undefined;
+}
+
+function parseBody(body: unknown): ChatRequest {
+  if (!isObject(body)) {
+    throw new Refusal({ message: `the request body must be a JSON object, got ${kindOf(body)}`, param: null, code: "invalid_type" });
+  }
+  if (body["messages"] === undefined || body["messages"] === null) missing("messages", "a list of messages, like [{\"role\":\"user\",\"content\":\"hi\"}]");
+  const list = body["messages"];
+  if (!Array.isArray(list)) wrongType("messages", "a list of messages", list);
+  if (list.length === 0) invalid("messages", "expected at least one message");
+  const n = optional(body, "n", uint32At);
+  if (n !== undefined && n !== 1) invalid("n", `modelstub answers with exactly one choice, not ${n}`);
+  const stream = optional(body, "stream", booleanAt) ?? false;
+  const options = optional(body, "stream_options", objectAt);
+  const includeUsage = (options && optional(options, "include_usage", booleanAt, "stream_options.include_usage")) ?? false;
+  const init: MessageInitShape<typeof GenerateRequestSchema> = {
+    model: optional(body, "model", stringAt) ?? "",
+    messages: list.map((m, i) => messageAt(m, `messages[${i}]`)),
+  };
+  const tools = optional(body, "tools", (x, p) => (Array.isArray(x) ? x : wrongType(p, "a list of tools", x)));
+  if (tools !== undefined && tools.length > 0) init.tools = tools.map((t, i) => toolAt(t, `tools[${i}]`));
+  const sampling = samplingOf(body);
+  if (sampling) init.sampling = sampling;
+  return { request: create(GenerateRequestSchema, init), stream, includeUsage };
+}
+
+/**
+ * Reads a chat-completions body into the GenerateRequest a gRPC client would send for the same
+ * conversation: the same roles, texts, tool calls, tools and sampling, with only the fields the
+ * client sent, so both transports record the same bytes. Unknown fields are ignored, as OpenAI
+ * clients send many (user, metadata, tool_choice, ...). Returns the first problem as data.
+ */
+export function parseChatRequest(text: string): { value: ChatRequest } | { error: BadRequest } {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (err) {
+    return { error: { message: `the request body is not valid JSON: ${(err as Error).message}`, param: null, code: "invalid_json" } };
+  }
+  try {
+    return { value: parseBody(body) };
+  } catch (err) {
+    if (err instanceof Refusal) return { error: err.bad };
+    throw err;
+  }
+}

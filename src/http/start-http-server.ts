@@ -1,0 +1,169 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { checkSessionName, type Stub } from "../engine/create-stub.js";
+import { chatCompletions } from "./chat-completions.js";
+import { frontError, httpErrorOf } from "./http-error.js";
+import { writeHttpLog, type HttpRequestLog } from "./http-log.js";
+import { catalogModelList, declaredModels, openAiModel, openAiModelList } from "./model-lists.js";
+import { sendError, sendJson } from "./send.js";
+
+/** Options of the OpenAI-compatible HTTP front. */
+export interface HttpServerOptions {
+  stub: Stub;
+  /** HOST:PORT; port 0 picks a free one. Default 127.0.0.1:8080, loopback like the gRPC side. */
+  address?: string;
+  /** Told about every request once it has ended. Default: one line on stderr. */
+  log?: (record: HttpRequestLog) => void;
+  /** Largest request body read (default 32 MiB): more answers 413, so one request cannot fill memory. */
+  maxBodyBytes?: number;
+}
+
+/** A started HTTP front. */
+export interface RunningHttpServer {
+  /** HOST:PORT as bound. */
+  address: string;
+  /** The bound port (useful with port 0). */
+  port: number;
+  /** Stops accepting, lets requests in flight finish for up to `graceMs`, then cuts the rest. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Splits HOST:PORT (`[::1]:8080` for IPv6). */
+export function parseHttpAddress(address: string): { host: string; port: number } {
+  const m = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(address);
+  if (!m || Number(m[2]) > 65535) throw new Error(`invalid address ${JSON.stringify(address)}: expected HOST:PORT, like 127.0.0.1:8080`);
+  return { host: m[1]!, port: Number(m[2]) };
+}
+
+/** Header names of the public contract, the same as the gRPC metadata keys. */
+const sessionHeader = "x-modelstub-session";
+const stepHeader = "x-modelstub-step";
+
+function headerText(req: IncomingMessage, name: string): string {
+  const v = req.headers[name];
+  return (Array.isArray(v) ? v[0] : v) ?? "";
+}
+
+/** Reads the body as UTF-8 text; undefined when it passes the limit, or the client went away. */
+async function readBody(req: IncomingMessage, limit: number): Promise<string | "too large" | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) return "too large";
+      chunks.push(chunk);
+    }
+  } catch {
+    return undefined;
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+const routesHelp = "modelstub serves POST /v1/chat/completions (also /chat/completions), GET /v1/models, GET /v1/models/{id} and GET /models";
+
+function wrongMethod(res: ServerResponse, allow: string): Partial<HttpRequestLog> {
+  sendError(res, frontError(405, `use ${allow} here; ${routesHelp}`, "method_not_allowed", [["allow", allow]]));
+  return { status: 405 };
+}
+
+async function route(stub: Stub, req: IncomingMessage, res: ServerResponse, path: string, url: URL, session: string, step: string, maxBody: number): Promise<Partial<HttpRequestLog>> {
+  if (path === "/v1/chat/completions" || path === "/chat/completions") {
+    if (req.method !== "POST") return wrongMethod(res, "POST");
+    const body = await readBody(req, maxBody);
+    if (body === undefined) return { status: 499 };
+    if (body === "too large") {
+      sendError(res, frontError(413, `the request body is larger than ${maxBody} bytes`, "request_too_large", [["connection", "close"]]));
+      return { status: 413 };
+    }
+    return chatCompletions(stub, res, body, { session, step });
+  }
+  const script = stub.scriptOf(session);
+  if (path === "/v1/models" || path === "/models") {
+    if (req.method !== "GET") return wrongMethod(res, "GET");
+    // OpenRouter's catalog lives at /models (its base URL ends in /api/v1, ours has no prefix).
+    sendJson(res, 200, path === "/models" ? catalogModelList(script, url.searchParams.get("output_modalities")) : openAiModelList(script));
+    return { status: 200 };
+  }
+  if (path.startsWith("/v1/models/")) {
+    if (req.method !== "GET") return wrongMethod(res, "GET");
+    const id = decodeURIComponent(path.slice("/v1/models/".length));
+    const model = declaredModels(script).find((m) => m.id === id);
+    if (!model) {
+      sendError(res, frontError(404, `the script declares no model ${JSON.stringify(id)}; GET /v1/models lists the ones it does`, "model_not_found"));
+      return { status: 404 };
+    }
+    sendJson(res, 200, openAiModel(model));
+    return { status: 200 };
+  }
+  sendError(res, frontError(404, `no route ${req.method} ${path}; ${routesHelp}`, "not_found"));
+  return { status: 404 };
+}
+
+/**
+ * Starts the OpenAI-compatible HTTP front over the same stub as the gRPC server: the same
+ * sessions, cursors and episodes. Rejects on a busy or bad address.
+ */
+export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
+  const { stub } = options;
+  const address = options.address ?? "127.0.0.1:8080";
+  const { host, port: wantedPort } = parseHttpAddress(address);
+  const log = options.log ?? writeHttpLog;
+  const maxBody = options.maxBodyBytes ?? 32 * 1024 * 1024;
+  let inFlight = 0;
+  let closing = false;
+  const server = createServer((req, res) => {
+    // No Date header: the same script gives the same bytes, headers included.
+    res.sendDate = false;
+    // A write racing a client that has gone must not become an unhandled 'error' event.
+    res.on("error", () => {});
+    inFlight++;
+    res.once("close", () => {
+      inFlight--;
+      if (closing && inFlight === 0) server.closeIdleConnections();
+    });
+    const url = new URL(req.url ?? "/", "http://modelstub.invalid");
+    const path = url.pathname;
+    const session = headerText(req, sessionHeader) || "default";
+    const step = headerText(req, stepHeader);
+    const base: HttpRequestLog = { method: req.method ?? "", path, status: 0, session, step, entry: "", outcome: "", declaredMs: 0 };
+    const bad = checkSessionName(session);
+    const answered: Promise<Partial<HttpRequestLog>> = bad
+      ? Promise.resolve().then(() => {
+          const e = httpErrorOf(bad);
+          sendError(res, e);
+          return { status: e.status };
+        })
+      : route(stub, req, res, path, url, session, step, maxBody);
+    answered
+      .catch((err: unknown) => {
+        sendError(res, frontError(500, `modelstub internal error: ${err instanceof Error ? err.message : String(err)}`, "internal_error"));
+        return { status: 500 };
+      })
+      .then((fields) => log({ ...base, ...fields }))
+      .catch(() => {});
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(wantedPort, host.replace(/^\[(.*)\]$/, "$1"), () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const bound = server.address();
+  const port = typeof bound === "object" && bound ? bound.port : wantedPort;
+  return {
+    address: `${host}:${port}`,
+    port,
+    close(graceMs = 5000) {
+      closing = true;
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+        server.close(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+    },
+  };
+}

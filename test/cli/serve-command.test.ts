@@ -1,0 +1,66 @@
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { userRequest } from "../support/requests.js";
+import { runCli, startServeProcess } from "../support/run-cli.js";
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "modelstub-cli-"));
+});
+
+describe("modelstub serve", () => {
+  it("serves the built-in default script with no --script, printing where it listens and what it loaded", async () => {
+    const { child, address, output, exit } = await startServeProcess(["--grpc", "127.0.0.1:0"]);
+    try {
+      expect(output().stdout).toContain('serving script "default" (8 entries, real clock)');
+      const port = createGrpcPort(address);
+      const res = await port.generate(userRequest("PROBE-ECHO hello"));
+      expect(res.message?.content).toBe("PROBE-ECHO ok: PROBE-ECHO hello");
+      port.close();
+    } finally {
+      child.kill("SIGTERM");
+    }
+    expect(await exit).toBe(0);
+  });
+
+  it("exits 2 naming the file and the field for a script with a wrong type", async () => {
+    const file = join(dir, "wrong-type.yaml");
+    await writeFile(file, "entries:\n  - reply: 42\n");
+    const r = await runCli(["serve", "--script", file, "--grpc", "127.0.0.1:0"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${file}:2:12: entries[0].reply:`);
+  });
+
+  it("exits 2 for an unknown key, an empty file and invalid YAML", async () => {
+    const cases: [string, string, string][] = [
+      ["unknown-key.yaml", "entries:\n  - repy: hi\n", "unknown key `repy`"],
+      ["empty.yaml", "", "the script is empty"],
+      ["invalid.yaml", "entries: [\n", "invalid YAML"],
+      ["missing.yaml", "", "cannot read the file: no such file"],
+    ];
+    for (const [name, text, message] of cases) {
+      const file = join(dir, name);
+      if (name !== "missing.yaml") await writeFile(file, text);
+      const r = await runCli(["serve", "--script", file, "--grpc", "127.0.0.1:0"]);
+      expect(r.code, name).toBe(2);
+      expect(r.stderr, name).toContain(file);
+      expect(r.stderr, name).toContain(message);
+    }
+  });
+
+  it("exits 2 with a clear message when the port is busy", async () => {
+    const first = await startServeProcess(["--grpc", "127.0.0.1:0"]);
+    try {
+      const r = await runCli(["serve", "--grpc", first.address]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`cannot listen on ${first.address}: the address is in use`);
+    } finally {
+      first.child.kill("SIGTERM");
+      await first.exit;
+    }
+  });
+});
+

@@ -1,0 +1,41 @@
+import { createVirtualClock, createRealClock, type Clock } from "../../src/engine/clock.js";
+import { createStub, type Stub, type StubOptions } from "../../src/engine/create-stub.js";
+import { loadScriptText } from "../../src/engine/load-script.js";
+import { startGrpcServer, type RunningGrpcServer } from "../../src/grpc/start-grpc-server.js";
+import { createControlClient, type ControlClient } from "../../src/port/control-client.js";
+import { createGrpcPort } from "../../src/port/grpc-port.js";
+import type { ModelPort } from "../../src/port/model-port.js";
+
+/** A real server on 127.0.0.1:0 with a real gRPC client, for tests. */
+export interface StubServer {
+  stub: Stub;
+  server: RunningGrpcServer;
+  address: string;
+  port: ModelPort;
+  control: ControlClient;
+  close(): Promise<void>;
+}
+
+/** Starts a stub serving `scriptText` over gRPC on a free loopback port. */
+export async function startStubServer(
+  scriptText: string,
+  opts: { clock?: "real" | "virtual" | Clock } & Omit<Partial<StubOptions>, "clock" | "script"> = {},
+): Promise<StubServer> {
+  const clock = typeof opts.clock === "object" ? opts.clock : opts.clock === "virtual" ? createVirtualClock() : createRealClock();
+  const stub = createStub({ ...opts, script: loadScriptText(scriptText, "test.yaml"), clock });
+  const server = await startGrpcServer({ stub, address: "127.0.0.1:0" });
+  const port = createGrpcPort(server.address);
+  const control = createControlClient(server.address);
+  return {
+    stub,
+    server,
+    address: server.address,
+    port,
+    control,
+    async close() {
+      port.close();
+      control.close();
+      await server.close(1000);
+    },
+  };
+}
