@@ -48,6 +48,8 @@ export interface Stub {
   episodes(): Episode[];
   /** The script a session is served from (the stub's script for a session not yet seen). */
   scriptOf(session: string): CompiledScript;
+  /** Calls running right now, across sessions (for drain and leak checks). */
+  inFlight(): number;
 }
 
 const sessionNamePattern = /^[A-Za-z0-9._-]{1,128}$/;
@@ -72,6 +74,7 @@ export function createStub(options: StubOptions): Stub {
   const maxSessions = options.maxSessions ?? 1000;
   const maxEpisodeCalls = options.maxEpisodeCalls ?? 100_000;
   const sessions = new Map<string, Session>();
+  let inFlight = 0;
 
   const open = (name: string): Session | CallStatus => {
     let s = sessions.get(name);
@@ -112,7 +115,12 @@ export function createStub(options: StubOptions): Stub {
           },
         };
       }
-      return runCall(s, clock, input, options.onCall);
+      inFlight++;
+      try {
+        return await runCall(s, clock, input, options.onCall);
+      } finally {
+        inFlight--;
+      }
     },
     loadScript(name, script) {
       const s = open(name);
@@ -146,5 +154,6 @@ export function createStub(options: StubOptions): Stub {
         .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
     episodes: () => [...sessions.values()].map((s) => episodeOf(s.name, s)),
     scriptOf: (name) => sessions.get(name)?.script ?? options.script,
+    inFlight: () => inFlight,
   };
 }

@@ -75,6 +75,19 @@ export function modelServiceHandlers(stub: Stub): UntypedServiceImplementation {
         const bad = checkSessionName(session);
         if (bad) return fail(statusError(bad));
         const wiring = callSignal(call);
+        // Frames handed to grpc-js but not yet to HTTP/2: a scripted drop waits for them, so
+        // the client gets exactly the chunks the script says before the reset.
+        let unflushed = 0;
+        let flushed: (() => void) | undefined;
+        const onWritten = () => {
+          if (--unflushed === 0) flushed?.();
+        };
+        const drop = async () => {
+          if (unflushed > 0) await new Promise<void>((resolve) => (flushed = resolve));
+          // One more turn of the event loop lets HTTP/2 put the DATA frames on the wire first.
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          if (!dropCall(call)) fail({ code: Code.UNAVAILABLE, details: "the script dropped the connection" });
+        };
         stub
           .call({
             session,
@@ -83,7 +96,10 @@ export function modelServiceHandlers(stub: Stub): UntypedServiceImplementation {
             stepFromMetadata: metadataText(call.metadata, stepHeader),
             signal: wiring.signal,
             budgetMs: wiring.budgetMs,
-            onFrame: (frame) => call.write(frame),
+            onFrame: (frame) => {
+              unflushed++;
+              call.write(frame, onWritten);
+            },
           })
           .then((result: CallResult) => {
             wiring.release();
@@ -93,8 +109,7 @@ export function modelServiceHandlers(stub: Stub): UntypedServiceImplementation {
               case "status":
                 return fail(statusError(result.status));
               case "drop":
-                if (!dropCall(call)) fail({ code: Code.UNAVAILABLE, details: "the script dropped the connection" });
-                return;
+                return drop();
               case "aborted":
                 return;
             }

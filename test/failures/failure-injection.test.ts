@@ -1,0 +1,287 @@
+import { credentials, makeGenericClientConstructor, Metadata, status as grpcStatus, type ServiceError } from "@grpc/grpc-js";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { Outcome } from "../../gen/modelstub/v1/episode_pb.js";
+import { ModelService, type GenerateResponse } from "../../gen/modelstub/v1/model_pb.js";
+import type { Clock } from "../../src/engine/clock.js";
+import { Code } from "../../src/engine/status-code.js";
+import { serviceDefinition } from "../../src/grpc/service-definition.js";
+import { ModelCallError } from "../../src/port/model-port.js";
+import { collect, userRequest } from "../support/requests.js";
+import { startStubServer, type StubServer } from "../support/start-stub-server.js";
+
+let server: StubServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const script = `
+steps:
+  slow:
+    - latency: 30s
+      reply: "worth the wait"
+  slow-stream:
+    - latency: { first_byte: 10s, per_chunk: 5s }
+      reply: "one two three four"
+  error:
+    - error:
+        code: RESOURCE_EXHAUSTED
+        message: "quota exceeded, slow down"
+        trailers: { retry-after-ms: "1500", x-quota: "tokens" }
+  timeout:
+    - latency: 200ms
+      timeout: true
+  hang:
+    - hang: true
+  long:
+    - latency: 60m
+      reply: never
+  break-error:
+    - reply: "alpha beta gamma delta"
+      break: { after_chunks: 2, then: error, error: { code: UNAVAILABLE, message: "link lost" } }
+  break-hang:
+    - reply: "alpha beta gamma delta"
+      break: { after_chunks: 2, then: hang }
+  break-drop:
+    - reply: "alpha beta gamma delta"
+      break: { after_chunks: 2, then: drop }
+  real-latency:
+    - latency: { first_byte: 60ms, per_chunk: 20ms }
+      reply: "a b c"
+`;
+
+const ms = (since: number) => performance.now() - since;
+const code = (p: Promise<unknown>) => p.then(() => Code.OK, (e: ModelCallError) => e.code);
+
+describe("the virtual clock", () => {
+  it("completes 30 s of declared latency in well under 1 s of wall time, and records 30 s", async () => {
+    server = await startStubServer(script, { clock: "virtual" });
+    const t = performance.now();
+    const res = await server.port.generate(userRequest("x"), { step: "slow", session: "v" });
+    expect(ms(t)).toBeLessThan(1000);
+    expect(res.message?.content).toBe("worth the wait");
+    const call = server.stub.episode("v").calls[0]!;
+    expect([call.startMs, call.endMs]).toEqual([0n, 30_000n]);
+  });
+
+  it("waits per chunk in virtual time too: 10 s + 3 x 5 s for a four-word stream", async () => {
+    server = await startStubServer(script, { clock: "virtual" });
+    const t = performance.now();
+    const { frames } = await collect(server.port.generateStream(userRequest("x"), { step: "slow-stream", session: "v" }));
+    expect(ms(t)).toBeLessThan(1000);
+    expect(frames.filter((f) => f.frame.case === "textDelta")).toHaveLength(4);
+    expect(server.stub.episode("v").calls[0]!.endMs).toBe(25_000n);
+  });
+
+  it("honours the caller's deadline in virtual time: a declared hour against a 5 s deadline ends at once as DEADLINE_EXCEEDED", async () => {
+    server = await startStubServer(script, { clock: "virtual" });
+    const t = performance.now();
+    await expect(server.port.generate(userRequest("x"), { step: "long", timeoutMs: 5000 })).rejects.toMatchObject({ code: Code.DEADLINE_EXCEEDED });
+    expect(ms(t)).toBeLessThan(1000);
+  });
+
+  it("cuts a hang off at the caller's deadline without real waiting", async () => {
+    server = await startStubServer(script, { clock: "virtual" });
+    const t = performance.now();
+    await expect(server.port.generate(userRequest("x"), { step: "hang", timeoutMs: 5000 })).rejects.toMatchObject({ code: Code.DEADLINE_EXCEEDED });
+    expect(ms(t)).toBeLessThan(1000);
+  });
+});
+
+describe("failures on the real clock", () => {
+  beforeAll(async () => undefined);
+
+  it("an error entry gives exactly the scripted status, message and trailers", async () => {
+    server = await startStubServer(script);
+    const err = await server.port.generate(userRequest("x"), { step: "error" }).catch((e: ModelCallError) => e);
+    expect(err).toBeInstanceOf(ModelCallError);
+    const e = err as ModelCallError;
+    expect([e.code, e.details]).toEqual([Code.RESOURCE_EXHAUSTED, "quota exceeded, slow down"]);
+    expect(e.trailers).toEqual(expect.arrayContaining([["retry-after-ms", "1500"], ["x-quota", "tokens"]]));
+  });
+
+  it("the same error entry ends a stream with the same status", async () => {
+    server = await startStubServer(script);
+    const { frames, error } = await collect(server.port.generateStream(userRequest("x"), { step: "error" }));
+    expect(frames).toHaveLength(0);
+    expect(error).toMatchObject({ code: Code.RESOURCE_EXHAUSTED, details: "quota exceeded, slow down" });
+  });
+
+  it("a timeout entry answers DEADLINE_EXCEEDED itself, after its latency", async () => {
+    server = await startStubServer(script);
+    const t = performance.now();
+    await expect(server.port.generate(userRequest("x"), { step: "timeout" })).rejects.toMatchObject({
+      code: Code.DEADLINE_EXCEEDED,
+      details: "scripted timeout at steps.timeout[0]",
+    });
+    expect(ms(t)).toBeGreaterThanOrEqual(190);
+  });
+
+  it("a hang entry is cut off by a ~100 ms client deadline", async () => {
+    server = await startStubServer(script);
+    const t = performance.now();
+    await expect(server.port.generate(userRequest("x"), { step: "hang", timeoutMs: 100 })).rejects.toMatchObject({ code: Code.DEADLINE_EXCEEDED });
+    expect(ms(t)).toBeGreaterThanOrEqual(90);
+    expect(ms(t)).toBeLessThan(2000);
+  });
+
+  it("a client cancel ends a hang, and the episode records it as cancelled", async () => {
+    server = await startStubServer(script);
+    const ac = new AbortController();
+    const p = server.port.generate(userRequest("x"), { step: "hang", session: "cancel", signal: ac.signal });
+    // Cancel once the server is running the call, not while the channel is still connecting.
+    await expect.poll(() => server!.stub.inFlight()).toBe(1);
+    ac.abort();
+    await expect(p).rejects.toMatchObject({ code: Code.CANCELLED });
+    await expect.poll(() => server!.stub.episode("cancel").calls.length).toBe(1);
+    expect(server.stub.episode("cancel").calls[0]!.status?.message).toBe("cancelled by the client");
+  });
+
+  it("waits the declared latency before the first byte and between chunks", async () => {
+    server = await startStubServer(script);
+    const t = performance.now();
+    const { frames } = await collect(server.port.generateStream(userRequest("x"), { step: "real-latency" }));
+    expect(frames.filter((f) => f.frame.case === "textDelta")).toHaveLength(3);
+    expect(ms(t)).toBeGreaterThanOrEqual(95);
+  });
+
+  describe("a stream that breaks after 2 chunks", () => {
+    it("delivers exactly 2 chunks, then the scripted error", async () => {
+      server = await startStubServer(script);
+      const { frames, error } = await collect(server.port.generateStream(userRequest("x"), { step: "break-error" }));
+      expect(frames.map((f) => f.frame.value)).toEqual(["alpha ", "beta "]);
+      expect(error).toMatchObject({ code: Code.UNAVAILABLE, details: "link lost" });
+    });
+
+    it("delivers exactly 2 chunks, then hangs until the caller's deadline", async () => {
+      server = await startStubServer(script);
+      const { frames, error } = await collect(server.port.generateStream(userRequest("x"), { step: "break-hang", timeoutMs: 150 }));
+      expect(frames.map((f) => f.frame.value)).toEqual(["alpha ", "beta "]);
+      expect(error).toMatchObject({ code: Code.DEADLINE_EXCEEDED });
+    });
+
+    it("delivers exactly 2 chunks, then drops the transport stream abruptly", async () => {
+      server = await startStubServer(script);
+      const { frames, error } = await collect(server.port.generateStream(userRequest("x"), { step: "break-drop" }));
+      expect(frames.map((f) => f.frame.value)).toEqual(["alpha ", "beta "]);
+      // A reset stream reaches a grpc-js client as INTERNAL "Received RST_STREAM with code 2".
+      expect(error).toMatchObject({ code: Code.INTERNAL });
+      expect((error as ModelCallError).details).toContain("RST_STREAM");
+    });
+
+    it("behaves the same in a unary call: the break's ending instead of the reply", async () => {
+      server = await startStubServer(script);
+      await expect(server.port.generate(userRequest("x"), { step: "break-error" })).rejects.toMatchObject({ code: Code.UNAVAILABLE, details: "link lost" });
+    });
+  });
+});
+
+describe("a scripted retry story", () => {
+  it("drives a grpc-js client with a retry policy to success on the third attempt", async () => {
+    server = await startStubServer(`
+entries:
+  - error: { code: UNAVAILABLE, message: "warming up", trailers: { retry-after-ms: "10" } }
+  - error: { code: UNAVAILABLE, message: "still warming up" }
+  - reply: "ready now"
+`);
+    const serviceConfig = {
+      methodConfig: [
+        {
+          name: [{ service: "modelstub.v1.ModelService" }],
+          retryPolicy: { maxAttempts: 3, initialBackoff: "0.01s", maxBackoff: "0.05s", backoffMultiplier: 2, retryableStatusCodes: ["UNAVAILABLE"] },
+        },
+      ],
+    };
+    const Client = makeGenericClientConstructor(serviceDefinition(ModelService), "ModelService");
+    const client = new Client(server.address, credentials.createInsecure(), { "grpc.service_config": JSON.stringify(serviceConfig) }) as unknown as {
+      Generate(r: unknown, md: Metadata, cb: (e: ServiceError | null, r?: GenerateResponse) => void): void;
+      close(): void;
+    };
+    try {
+      const md = new Metadata();
+      md.set("x-modelstub-session", "retry");
+      const res = await new Promise<GenerateResponse>((resolve, reject) => client.Generate(userRequest("go"), md, (e, r) => (e ? reject(e) : resolve(r!))));
+      expect(res.message?.content).toBe("ready now");
+      const calls = server.stub.episode("retry").calls;
+      expect(calls.map((c) => c.status?.code ?? grpcStatus.OK)).toEqual([Code.UNAVAILABLE, Code.UNAVAILABLE, Code.OK]);
+    } finally {
+      client.close();
+    }
+  });
+});
+
+describe("every failure is an outcome", () => {
+  it("turns an exception inside a call into INTERNAL with a message, and keeps serving", async () => {
+    let broken = true;
+    const clock: Clock = {
+      kind: "real",
+      now: () => 0,
+      sleep: () => (broken ? Promise.reject(new Error("the clock broke")) : Promise.resolve()),
+    };
+    server = await startStubServer("entries:\n  - latency: 5ms\n    repeat: true\n    reply: fine\n", { clock });
+    await expect(server.port.generate(userRequest("x"))).rejects.toMatchObject({ code: Code.INTERNAL, details: "modelstub internal error: the clock broke" });
+    broken = false;
+    expect((await server.port.generate(userRequest("x"))).message?.content).toBe("fine");
+  });
+});
+
+describe("cut-off calls", () => {
+  let unhandled = 0;
+  const onUnhandled = () => unhandled++;
+  beforeAll(() => process.on("unhandledRejection", onUnhandled));
+  afterAll(() => process.off("unhandledRejection", onUnhandled));
+
+  const resources = () => {
+    const counts: Record<string, number> = {};
+    for (const r of process.getActiveResourcesInfo()) counts[r] = (counts[r] ?? 0) + 1;
+    return counts;
+  };
+
+  it("release every timer and handle: 1,000 calls cut by deadline or cancel leave the process as it was", async () => {
+    server = await startStubServer(`
+steps:
+  hang: [ { hang: true, repeat: true } ]
+  slow: [ { latency: 10m, repeat: true, reply: x } ]
+  slow-stream: [ { latency: { per_chunk: 10m }, repeat: true, reply: "a b c" } ]
+`);
+    const port = server.port;
+    // Warm up so the channel and its connection exist in the baseline.
+    await port.generate(userRequest("x"), { step: "hang", timeoutMs: 20 }).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 100));
+    const before = resources();
+    const calls: Promise<unknown>[] = [];
+    for (let i = 0; i < 1000; i++) {
+      const step = ["hang", "slow", "slow-stream"][i % 3]!;
+      if (i % 2 === 0) {
+        const opts = { step, timeoutMs: 150 + (i % 100), session: `leak${i % 7}` };
+        calls.push(step === "slow-stream" ? collect(port.generateStream(userRequest("x"), opts)) : code(port.generate(userRequest("x"), opts)));
+      } else {
+        const ac = new AbortController();
+        setTimeout(() => ac.abort(), 150 + (i % 100));
+        const opts = { step, signal: ac.signal, session: `leak${i % 7}` };
+        calls.push(step === "slow-stream" ? collect(port.generateStream(userRequest("x"), opts)) : code(port.generate(userRequest("x"), opts)));
+      }
+    }
+    await Promise.all(calls);
+    // Calls the client gave up on before the server saw them never start; every call that did
+    // start must have ended and been recorded.
+    const recordedCalls = () => server!.stub.sessions().reduce((n, s) => n + s.calls, 0);
+    let last = -1;
+    await expect
+      .poll(
+        () => {
+          const settled = server!.stub.inFlight() === 0 && recordedCalls() === last;
+          last = recordedCalls();
+          return settled;
+        },
+        { timeout: 10_000, interval: 250 },
+      )
+      .toBe(true);
+    expect(recordedCalls()).toBeGreaterThan(200);
+    const outcomes = new Set(server.stub.sessions().flatMap((s) => server!.stub.episode(s.name).calls.map((c) => c.outcome)));
+    expect([...outcomes].sort()).toEqual([Outcome.DEADLINE_EXCEEDED, Outcome.CANCELLED].sort());
+    await new Promise((r) => setTimeout(r, 200));
+    expect(resources()).toEqual(before);
+    expect(unhandled).toBe(0);
+  });
+});
