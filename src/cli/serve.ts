@@ -5,6 +5,7 @@ import { defaultScript } from "../engine/default-script.js";
 import { loadScriptFile } from "../engine/load-script.js";
 import { ScriptError } from "../engine/script-error.js";
 import { startGrpcServer } from "../grpc/start-grpc-server.js";
+import { startHttpServer, type RunningHttpServer } from "../http/start-http-server.js";
 import { writeEpisodeFile } from "../record/write-episode-file.js";
 import { formatOptionsHelp, intOption, resolveOptions, UsageError } from "./options.js";
 import { serveOptions } from "./serve-options.js";
@@ -67,7 +68,19 @@ export async function serve(argv: string[]): Promise<number> {
     return 2;
   }
   process.stdout.write(`modelstub: serving script ${JSON.stringify(script.name)} (${script.entryCount} entries, ${options["clock"]} clock)\n`);
+  let http: RunningHttpServer | undefined;
+  if (options["http"]) {
+    try {
+      http = await startHttpServer({ stub, address: String(options["http"]) });
+    } catch (err) {
+      const msg = (err as Error).message;
+      process.stderr.write(`modelstub serve: cannot listen on ${options["http"]}: ${/EADDRINUSE/.test(msg) ? "the address is in use (pick another with --http)" : msg}\n`);
+      await server.close(0);
+      return 2;
+    }
+  }
   process.stdout.write(`modelstub: gRPC listening on ${server.address}\n`);
+  if (http) process.stdout.write(`modelstub: HTTP listening on http://${http.address}\n`);
 
   await new Promise<void>((resolve) => {
     const stop = () => {
@@ -78,7 +91,7 @@ export async function serve(argv: string[]): Promise<number> {
     process.on("SIGTERM", stop);
     process.on("SIGINT", stop);
   });
-  await server.close(5000);
+  await Promise.all([server.close(5000), http?.close(5000)]);
   if (recordDir) for (const e of stub.episodes()) if (e.calls.length > 0) record(e);
   await Promise.all(pendingWrites);
   return 0;

@@ -23,6 +23,9 @@ function deadlineMs(call: AnyCall): number {
   return d instanceof Date ? d.getTime() : d;
 }
 
+/** How close to its deadline a cut-off call counts as cut by the deadline rather than cancelled. */
+export const deadlineToleranceMs = 25;
+
 /** A call's abort signal and remaining budget, wired to grpc-js's cancellation. */
 export interface CallSignal {
   signal: AbortSignal;
@@ -41,8 +44,10 @@ export function callSignal(call: AnyCall): CallSignal {
   const controller = new AbortController();
   const deadline = deadlineMs(call);
   const onCancel = () => {
-    // grpc-js's own deadline timer ends the call; a millisecond of timer slack is not a cancel.
-    controller.abort(Date.now() >= deadline - 2 ? "deadline" : "cancelled");
+    // A client whose deadline passes resets the stream itself, and that reset can arrive a
+    // little before the server's own deadline timer fires (the server counts from arrival, the
+    // client from sending). So a cut within the tolerance of the deadline is the deadline.
+    controller.abort(Date.now() >= deadline - deadlineToleranceMs ? "deadline" : "cancelled");
   };
   call.on("cancelled", onCancel);
   if (call.cancelled) onCancel();

@@ -66,7 +66,17 @@ function wrongMethod(res: ServerResponse, allow: string): Partial<HttpRequestLog
   return { status: 405 };
 }
 
-async function route(stub: Stub, req: IncomingMessage, res: ServerResponse, path: string, url: URL, session: string, step: string, maxBody: number): Promise<Partial<HttpRequestLog>> {
+/** One request as the router sees it. */
+interface Routed {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  session: string;
+  step: string;
+}
+
+async function route(stub: Stub, { req, res, url, session, step }: Routed, maxBody: number): Promise<Partial<HttpRequestLog>> {
+  const path = url.pathname;
   if (path === "/v1/chat/completions" || path === "/chat/completions") {
     if (req.method !== "POST") return wrongMethod(res, "POST");
     const body = await readBody(req, maxBody);
@@ -111,6 +121,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const maxBody = options.maxBodyBytes ?? 32 * 1024 * 1024;
   let inFlight = 0;
   let closing = false;
+  // Requests still being handled: close() waits for them so their calls are in the episode
+  // before anyone writes it (a cut connection ends the response before the engine records).
+  const handlers = new Set<Promise<void>>();
   const server = createServer((req, res) => {
     // No Date header: the same script gives the same bytes, headers included.
     res.sendDate = false;
@@ -133,14 +146,16 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
           sendError(res, e);
           return { status: e.status };
         })
-      : route(stub, req, res, path, url, session, step, maxBody);
-    answered
+      : route(stub, { req, res, url, session, step }, maxBody);
+    const handled = answered
       .catch((err: unknown) => {
         sendError(res, frontError(500, `modelstub internal error: ${err instanceof Error ? err.message : String(err)}`, "internal_error"));
         return { status: 500 };
       })
       .then((fields) => log({ ...base, ...fields }))
-      .catch(() => {});
+      .catch(() => {})
+      .finally(() => handlers.delete(handled));
+    handlers.add(handled);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -160,7 +175,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
         const timer = setTimeout(() => server.closeAllConnections(), graceMs);
         server.close(() => {
           clearTimeout(timer);
-          resolve();
+          void Promise.all(handlers).then(() => resolve());
         });
         server.closeIdleConnections();
       });

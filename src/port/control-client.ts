@@ -1,3 +1,4 @@
+import { create, type DescMessage } from "@bufbuild/protobuf";
 import { credentials as grpcCredentials, makeGenericClientConstructor, Metadata, type ChannelCredentials, type Client, type ServiceError } from "@grpc/grpc-js";
 import { ControlService } from "../../gen/modelstub/v1/control_pb.js";
 import { serviceDefinition } from "../grpc/service-definition.js";
@@ -20,7 +21,9 @@ export function createControlClient(address: string, opts: { token?: string; cre
       const md = new Metadata();
       if (opts.token) md.set("authorization", `Bearer ${opts.token}`);
       return new Promise((resolve, reject) => {
-        client[method]!(request, md, { deadline: Date.now() + (options?.timeoutMs ?? 10_000) }, (err, res) =>
+        // Plain objects are welcome: they become the method's request message here.
+        const input = ControlService.methods.find((m) => m.name === method)!.input as DescMessage;
+        client[method]!(create(input, request as never), md, { deadline: Date.now() + (options?.timeoutMs ?? 10_000) }, (err, res) =>
           err ? reject(new ModelCallError(err.code, err.details)) : resolve(res as never),
         );
       });
