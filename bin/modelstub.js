@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The published command. The TypeScript sources compile to dist/ on `npm ci` (the prepare script).
-import { main } from "../dist/src/cli/main.js";
+// The published command. The TypeScript sources compile and bundle to dist/ on `npm ci` (prepare).
+import { main } from "../dist/bundle/modelstub.mjs";
 
 main(process.argv.slice(2)).then(
   (code) => {

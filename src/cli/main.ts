@@ -1,13 +1,9 @@
-import { serve } from "./serve.js";
-import { validate } from "./validate.js";
-import { schema } from "./schema.js";
-import { episode } from "./episode.js";
-
+// Commands load on demand: `serve` must reach SERVING fast, so it never pays for the others.
 const commands: Record<string, { run: (argv: string[]) => Promise<number>; about: string }> = {
-  serve: { run: serve, about: "serve a script over gRPC (the built-in default script without --script)" },
-  validate: { run: validate, about: "check script files; exit 0 when all are valid, 1 otherwise" },
-  schema: { run: schema, about: "print the JSON Schema of the script format" },
-  episode: { run: episode, about: "print a recorded episode as JSON, or compare two episodes" },
+  serve: { run: async (a) => (await import("./serve.js")).serve(a), about: "serve a script over gRPC (the built-in default script without --script)" },
+  validate: { run: async (a) => (await import("./validate.js")).validate(a), about: "check script files; exit 0 when all are valid, 1 otherwise" },
+  schema: { run: async (a) => (await import("./schema.js")).schema(a), about: "print the JSON Schema of the script format" },
+  episode: { run: async (a) => (await import("./episode.js")).episode(a), about: "print a recorded episode as JSON, or compare two episodes" },
 };
 
 /** Registers a command (later layers add theirs: health, ...). */

@@ -11,7 +11,7 @@ export async function validate(argv: string[]): Promise<number> {
   for (const file of argv) {
     try {
       const script = await loadScriptFile(file);
-      process.stdout.write(`${file}: ok (${script.entryCount} entries in ${script.lists.size} list${script.lists.size === 1 ? "" : "s"})\n`);
+      process.stdout.write(`${file}: ok (${script.entryCount} entr${script.entryCount === 1 ? "y" : "ies"} in ${script.lists.size} list${script.lists.size === 1 ? "" : "s"})\n`);
     } catch (err) {
       if (!(err instanceof ScriptError)) throw err;
       failed++;

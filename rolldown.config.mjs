@@ -1,0 +1,13 @@
+import { defineConfig } from "rolldown";
+
+// The CLI ships as one bundled module (plus lazily loaded chunks per command): Node resolves
+// and links hundreds of small ESM files of zod and protobuf-es slowly, and start-up time to
+// SERVING is something users wait for on every CI job. The tsc output in dist/src stays for
+// library use and benchmarks.
+export default defineConfig({
+  input: { modelstub: "src/cli/main.ts" },
+  platform: "node",
+  // Packages that read their own files at run time stay in node_modules.
+  external: [/^@grpc\/reflection/, /^grpc-health-check/, /^@grpc\/proto-loader/, /^protobufjs/],
+  output: { dir: "dist/bundle", format: "esm", entryFileNames: "[name].mjs", chunkFileNames: "[name]-[hash].mjs" },
+});
