@@ -3,10 +3,16 @@ import { compileMatcher, type Matcher } from "./match-request.js";
 import { parseDuration } from "./parse-duration.js";
 import type { ChunkingInput, EntryInput, ErrorInput, LatencyInput, ListInput, ScriptInput } from "./script-schema.js";
 import { Code, type CodeName } from "./status-code.js";
+import { findJsonError } from "./find-json-error.js";
+import { splitChunks } from "./split-chunks.js";
 import { compileTemplate, type CaptureInfo, type Template } from "./template.js";
 
-/** Reports a semantic problem at a path of the script. */
-export type Report = (path: (string | number)[], message: string, hint?: string) => void;
+/**
+ * Reports a semantic problem at a path of the script. `where.key` points at that key of the
+ * mapping at `path` (`times` of an entry) rather than at the mapping; `where.needle` points at
+ * that text inside the node (a `{{variable}}` inside a long reply).
+ */
+export type Report = (path: (string | number)[], message: string, hint?: string, where?: { key?: string; needle?: string }) => void;
 
 /** A status a call ends with, as data: the transports turn it into a wire status. */
 export interface CallStatus {
@@ -141,16 +147,15 @@ function regexInfo(source: string): CaptureInfo {
 function compileArguments(
   args: unknown,
   captures: CaptureInfo | undefined,
-  fail: (path: (string | number)[], message: string, hint?: string) => void,
+  fail: (path: (string | number)[], message: string, hint?: string, needle?: string) => void,
 ): { render: CompiledToolCall["arguments"]; literal: string | undefined } {
   if (args === undefined) return { render: () => "{}", literal: "{}" };
   if (typeof args === "string") {
-    const t = compileTemplate(args, captures, (m, h) => fail([], m, h));
+    const t = compileTemplate(args, captures, (m, h, n) => fail([], m, h, n));
     if (t.literal !== undefined) {
-      try {
-        JSON.parse(t.literal);
-      } catch {
-        fail([], "arguments text is not valid JSON", "write the arguments as a mapping and modelstub writes the JSON");
+      const bad = findJsonError(t.literal);
+      if (bad) {
+        fail([], `arguments text is not valid JSON: ${bad.message} at character ${bad.offset + 1}`, "write the arguments as a mapping, and modelstub writes the JSON for you");
       }
     }
     return { render: (c) => t.render(c), literal: t.literal };
@@ -158,7 +163,7 @@ function compileArguments(
   let dynamic = false;
   const build = (value: unknown, path: (string | number)[]): ((c: import("./template.js").TemplateContext) => unknown) => {
     if (typeof value === "string") {
-      const t = compileTemplate(value, captures, (m, h) => fail(path, m, h));
+      const t = compileTemplate(value, captures, (m, h, n) => fail(path, m, h, n));
       if (t.literal !== undefined) return () => value;
       dynamic = true;
       return (c) => t.render(c);
@@ -207,17 +212,28 @@ function compileEntry(
   report: Report,
 ): CompiledEntry | undefined {
   const actions = (["reply", "error", "timeout", "hang"] as const).filter((k) => e[k] !== undefined);
-  if (actions.length !== 1) {
+  if (actions.length === 0) {
+    report(path, "the entry has no action: expected one of reply, error, timeout or hang", "add `reply: ...`, `error: {code: ...}`, `timeout: true` or `hang: true`");
+    return undefined;
+  }
+  if (actions.length > 1) {
     report(
       path,
-      actions.length === 0 ? "the entry has no action" : `the entry has ${actions.length} actions (${actions.join(", ")}); it needs exactly one`,
-      "give exactly one of reply, error, timeout: true, hang: true",
+      `the entry has ${actions.length} actions (${actions.join(", ")}): expected exactly one`,
+      "an entry answers one way: split it into one entry per action, or remove all but one",
+      { key: actions[1]! },
     );
     return undefined;
   }
-  if (e.times !== undefined && e.repeat) report([...path, "times"], "times and repeat: true contradict each other", "drop one of them");
-  if (e.break !== undefined && e.reply === undefined) report([...path, "break"], "break needs a reply to break", "add a reply, or use error/hang for a call that fails at once");
-  if (e.break && e.break.then !== "error" && e.break.error) report([...path, "break", "error"], `error is only read with then: error, not then: ${e.break.then}`);
+  if (e.times !== undefined && e.repeat) {
+    report(path, `times: ${e.times} and repeat: true contradict each other`, "keep times for a fixed number of uses, or repeat: true for no limit", { key: "times" });
+  }
+  if (e.break !== undefined && e.reply === undefined) {
+    report(path, `break needs a reply to break, but the entry's action is ${actions[0]}`, "give the entry a reply to stream, or remove break (an error ends the call at once)", { key: "break" });
+  }
+  if (e.break && e.break.then !== "error" && e.break.error) {
+    report([...path, "break"], `error is only read with then: error, not then: ${e.break.then}`, "remove error, or set then: error", { key: "error" });
+  }
 
   let captures: CaptureInfo | undefined;
   let matcher: Matcher | undefined;
@@ -227,7 +243,11 @@ function compileEntry(
         new RegExp(e.match.regex);
         captures = regexInfo(e.match.regex);
       } catch (err) {
-        report([...path, "match", "regex"], `invalid regex: ${(err as Error).message.replace(/^Invalid regular expression: /, "")}`, "regexes are JavaScript regexes; escape ( ) [ ] { } . * + ? with a backslash");
+        report(
+          [...path, "match", "regex"],
+          `invalid regex: ${(err as Error).message.replace(/^Invalid regular expression: /, "")}`,
+          "match.regex is a JavaScript regex: escape a literal ( ) [ ] { } . * + ? with a backslash",
+        );
         return undefined;
       }
     }
@@ -239,14 +259,16 @@ function compileEntry(
   if (e.reply !== undefined) {
     const r = typeof e.reply === "string" ? { text: e.reply } : e.reply;
     const replyPath = typeof e.reply === "string" ? [...path, "reply"] : [...path, "reply", "text"];
-    const text = compileTemplate(r.text ?? "", captures, (m, h) => report(replyPath, m, h));
+    // With explicit chunks and no text, the text is the chunks joined: nothing to keep in step.
+    const textSource = r.text ?? r.chunks?.join("") ?? "";
+    const text = compileTemplate(textSource, captures, (m, h, n) => report(r.text === undefined && r.chunks ? [...path, "reply", "chunks"] : replyPath, m, h, { ...(n ? { needle: n } : {}) }));
     let chunks: Template[] | undefined;
     if (r.chunks) {
-      chunks = r.chunks.map((c, i) => compileTemplate(c, captures, (m, h) => report([...path, "reply", "chunks", i], m, h)));
-      if (r.chunks.join("") !== (r.text ?? "")) {
-        report([...path, "reply", "chunks"], "the chunks do not join to the reply text", "the chunks must concatenate exactly to the text");
-      }
-      if (r.chunking !== undefined) report([...path, "reply", "chunking"], "chunking is ignored when chunks are given", "give chunks or chunking, not both");
+      // Chunks that join to the text hold the text's variables, already checked (and reported
+      // once) above; chunks that do not join are reported by checkChunks.
+      chunks = r.chunks.map((c) => compileTemplate(c, captures, () => {}));
+      checkChunks(r.chunks, textSource, [...path, "reply"], report);
+      if (r.chunking !== undefined) report([...path, "reply"], "chunking is ignored when chunks are given", "give chunks or chunking, not both", { key: "chunking" });
     }
     const toolCalls = (r.tool_calls ?? []).map((t, i) => {
       const args = compileArguments(t.arguments, captures, (p, m, h) => report([...path, "reply", "tool_calls", i, "arguments", ...p], m, h));
@@ -266,6 +288,7 @@ function compileEntry(
             : { code: Code.UNAVAILABLE, message: `stream broken by the script after ${e.break.after_chunks} chunks`, trailers: [] },
         }
       : undefined;
+    if (brk) checkBreak(reply, brk.afterChunks, [...path, "break"], report);
     action = { kind: "reply", reply, brk };
   } else if (e.error !== undefined) {
     action = { kind: "error", status: compileStatus(e.error, `scripted error at ${ref}`) };
@@ -295,7 +318,7 @@ function compileList(
     const c = compileEntry(e, [...entriesPath, i], `${label}[${i}]`, defaults, report);
     if (c) compiled.push(c);
   });
-  if (entries.length === 0) report(entriesPath, "the list has no entries", "add at least one entry, or remove the list");
+  if (entries.length === 0) report(entriesPath, "the list has no entries: expected at least one", "add an entry like `- reply: ...`, or remove the list");
   return { key, label, onExhausted, entries: compiled };
 }
 
@@ -304,7 +327,7 @@ const stepIdPattern = /^[A-Za-z0-9._:/-]{1,128}$/;
 /** Compiles a validated script; semantic problems go to `report` at their paths. */
 export function compileScript(input: ScriptInput, source: string, report: Report): CompiledScript {
   if (input.entries === undefined && input.steps === undefined) {
-    report([], "the script has neither entries nor steps", "add `entries:` with a list of replies");
+    report([], "the script has neither entries nor steps: expected at least one of them", "add `entries:` with a list of replies, or `steps:` with a list per step id");
   }
   const d = input.defaults ?? {};
   const defaults = {
@@ -316,7 +339,12 @@ export function compileScript(input: ScriptInput, source: string, report: Report
   if (input.entries !== undefined) lists.set("", compileList(input.entries, ["entries"], "", "entries", defaults, report));
   for (const [step, list] of Object.entries(input.steps ?? {})) {
     if (!stepIdPattern.test(step)) {
-      report(["steps", step], `step id ${JSON.stringify(step)} has characters outside A-Z a-z 0-9 . _ : / -`, "step ids travel in metadata: keep them plain");
+      report(
+        ["steps"],
+        `step id ${JSON.stringify(step)} ${step.length > 128 ? "is longer than 128 characters" : "has characters outside A-Z a-z 0-9 . _ : / -"}`,
+        `step ids travel in gRPC metadata: use plain ones like ${JSON.stringify(step.replace(/[^A-Za-z0-9._:/-]+/g, "-").slice(0, 128) || "plan")}`,
+        { key: step },
+      );
     }
     lists.set(step, compileList(list, ["steps", step], step, `steps.${step}`, defaults, report));
   }
@@ -330,10 +358,11 @@ export function compileScript(input: ScriptInput, source: string, report: Report
     promptPrice: m.prompt_price ?? "0",
     completionPrice: m.completion_price ?? "0",
   }));
-  const seen = new Set<string>();
+  const seen = new Map<string, number>();
   (input.models ?? []).forEach((m, i) => {
-    if (seen.has(m.id)) report(["models", i, "id"], `model ${JSON.stringify(m.id)} is declared twice`);
-    seen.add(m.id);
+    const first = seen.get(m.id);
+    if (first !== undefined) report(["models", i, "id"], `model ${JSON.stringify(m.id)} is declared twice: expected unique ids`, `models[${first}] declares it first; rename or remove one`);
+    else seen.set(m.id, i);
   });
   let entryCount = 0;
   for (const l of lists.values()) entryCount += l.entries.length;
@@ -345,4 +374,35 @@ export function compileScript(input: ScriptInput, source: string, report: Report
     lists,
     entryCount,
   };
+}
+
+/** Explicit chunks must join to the text, and no `{{variable}}` may straddle two chunks. */
+function checkChunks(chunks: readonly string[], text: string, path: (string | number)[], report: Report): void {
+  const joined = chunks.join("");
+  if (joined !== text) {
+    const clip = (t: string) => JSON.stringify(t.length > 40 ? `${t.slice(0, 40)}…` : t);
+    report([...path, "chunks"], `the chunks join to ${clip(joined)}, but the text is ${clip(text)}`, "the chunks must concatenate exactly to the text (or leave text out: it is then the chunks joined)");
+    return;
+  }
+  let offset = 0;
+  const cuts = new Set(chunks.slice(0, -1).map((c) => (offset += c.length)));
+  for (const m of text.matchAll(/\{\{[^{}]*\}\}/g)) {
+    for (let cut = m.index + 1; cut < m.index + m[0].length; cut++) {
+      if (cuts.has(cut)) {
+        report([...path, "chunks"], `the template variable ${m[0]} is split across two chunks`, "keep each {{variable}} inside one chunk", { needle: m[0].slice(0, 2) });
+        return;
+      }
+    }
+  }
+}
+
+/** A break after more chunks than a literal reply streams would never fire: say so at load. */
+function checkBreak(reply: CompiledReply, afterChunks: number, path: (string | number)[], report: Report): void {
+  const text = reply.chunks ? reply.chunks.map((c) => c.literal) : [reply.text.literal];
+  if (text.some((t) => t === undefined) || reply.toolCalls.some((t) => t.literalArguments === undefined)) return;
+  const textChunks = reply.chunks ? reply.chunks.length : splitChunks(reply.text.literal!, reply.chunking).length;
+  const total = reply.toolCalls.reduce((n, t) => n + 1 + splitChunks(t.literalArguments!, reply.chunking).length, textChunks);
+  if (afterChunks > total) {
+    report(path, `after_chunks is ${afterChunks}, but the reply streams only ${total} chunk${total === 1 ? "" : "s"}, so the break never happens`, `use after_chunks from 0 to ${total}`, { key: "after_chunks" });
+  }
 }

@@ -22,6 +22,13 @@ function keyAt(text: string, offset: number): string {
   return m ? (m[1] ?? m[2] ?? m[3]!) : "";
 }
 
+/** The rest of the line at `offset`, quoted the way YAML would take it as one text. */
+function quoted(text: string, offset: number): string {
+  const end = text.indexOf("\n", offset);
+  const rest = text.slice(offset, end < 0 ? undefined : end).trim();
+  return rest.includes('"') ? `'${rest.replace(/'/g, "''")}'` : `"${rest}"`;
+}
+
 /**
  * Rewords the yaml library's errors for a person editing a script, with the fix for the
  * usual slips (tabs, a `: ` in an unquoted text, backslashes of a regex in double quotes).
@@ -48,7 +55,7 @@ export function explainYamlError(e: YAMLError, text: string): YamlProblem {
       };
     case "BLOCK_AS_IMPLICIT_KEY":
       return first.startsWith("Nested mappings")
-        ? { offset: pos, message: "a `: ` inside an unquoted text starts a mapping", hint: "quote the whole text: \"like: this\"" }
+        ? { offset: pos, message: "a `: ` inside an unquoted text starts a mapping", hint: `quote the whole text: ${quoted(text, pos)}` }
         : {
             offset: pastIndentation(text, pos),
             message: "a list item where a key of the mapping above was expected",

@@ -112,6 +112,24 @@ function expectedWords(schema: AnySchema): string {
   }
 }
 
+/** The description of the field at `path` (its own, or that of the schema it wraps), for hints. */
+function descriptionAt(schema: AnySchema, path: readonly (string | number)[]): string | undefined {
+  if (path.length === 0) return undefined;
+  const last = path[path.length - 1]!;
+  for (const parent of schemasAt(schema, path.slice(0, -1))) {
+    const d = defOf(parent);
+    let field: AnySchema | undefined =
+      d.type === "object" ? (d["shape"] as Record<string, AnySchema>)[String(last)] : d.type === "array" ? (d["element"] as AnySchema) : d.type === "record" ? (d["valueType"] as AnySchema) : undefined;
+    while (field) {
+      const text = (field as { description?: string }).description;
+      if (text) return text;
+      const fd = defOf(field);
+      field = (fd["innerType"] ?? fd["in"]) as AnySchema | undefined;
+    }
+  }
+  return undefined;
+}
+
 /** Which value kinds a schema accepts at all (a union's branches that fit the value). */
 function acceptsKind(schema: AnySchema, kind: string): boolean {
   const def = defOf(unwrap(schema));
@@ -172,8 +190,24 @@ function likelyKey(key: string, allowed: readonly string[]): string | undefined 
   const near = nearestName(key, allowed);
   if (near) return near;
   const lower = key.toLowerCase();
-  const prefixed = allowed.filter((a) => lower.length >= 3 && a.startsWith(lower));
-  return prefixed.length === 1 ? prefixed[0] : undefined;
+  if (lower.length < 3) return undefined;
+  // `args` for `arguments` (an abbreviation), `entry` for `entries` (a long shared start).
+  const abbreviates = (a: string) => a.startsWith(lower.slice(0, 2)) && isSubsequence(lower, a);
+  const sharesStart = (a: string) => commonPrefix(lower, a) >= Math.max(4, Math.ceil(lower.length / 2));
+  const hits = allowed.filter((a) => abbreviates(a) || sharesStart(a));
+  return hits.length === 1 ? hits[0] : undefined;
+}
+
+function isSubsequence(short: string, long: string): boolean {
+  let i = 0;
+  for (const c of long) if (c === short[i]) i++;
+  return i === short.length;
+}
+
+function commonPrefix(a: string, b: string): number {
+  let i = 0;
+  while (i < a.length && a[i] === b[i]) i++;
+  return i;
 }
 
 /**
@@ -273,7 +307,8 @@ export function explainZodIssues(issues: readonly Issue[], input: unknown, schem
         } else {
           const bound = issue.inclusive ? `at least ${issue.minimum}` : `more than ${issue.minimum}`;
           const duration = durationKeys.has(String(last));
-          out.push({ path, message: `must be ${bound}, got ${got}`, hint: duration ? "a duration cannot be negative; use 0 for no wait" : undefined });
+          const hint = duration ? "a duration cannot be negative; use 0 for no wait" : last === "times" ? "times counts uses: 1 or more; repeat: true for no limit" : undefined;
+          out.push({ path, message: `must be ${bound}, got ${got}`, hint });
         }
         break;
       }
@@ -302,6 +337,14 @@ export function explainZodIssues(issues: readonly Issue[], input: unknown, schem
         out.push({ path, message: `${issue.message}, got ${got}` });
     }
   }
+  // A message without a better hint gets the field's own description: it says what the field is for.
+  for (const o of out) {
+    if (o.hint === undefined && o.key === undefined) {
+      const d = descriptionAt(schema, o.path);
+      if (d) o.hint = (/^[A-Z][a-z]/.test(d) ? d[0]!.toLowerCase() + d.slice(1) : d).replace(/\.$/, "");
+      else delete o.hint;
+    }
+  }
   return dropRequiredThatWereMisspelt(out);
 }
 
@@ -310,6 +353,9 @@ const durationKeys = new Set(["latency", "first_byte", "per_chunk"]);
 function unknownKeyHint(key: string, allowed: readonly string[], schema: AnySchema, path: readonly (string | number)[]): string | undefined {
   const near = likelyKey(key, allowed);
   if (near) return `did you mean \`${near}\`?`;
+  if (likelyKey(key, ["on_exhausted"]) && allowed.includes("reply")) {
+    return "on_exhausted is set per list, `entries: {on_exhausted: cycle, entries: [...]}`, or for all lists under `defaults:`";
+  }
   // A key one level off: `text` written on the entry instead of under `reply:`, or
   // `latency` written under `reply:` instead of on the entry.
   for (const field of allowed) {

@@ -25,12 +25,14 @@ export function findJsonError(text: string): JsonSyntaxError | undefined {
   const space = () => {
     while (i < text.length && (text[i] === " " || text[i] === "\t" || text[i] === "\n" || text[i] === "\r")) i++;
   };
-  const badValue = (): never => {
+  /** Fails on the character at i; comments and single quotes get their own words. */
+  const unexpected = (expected: string, hint: string): never => {
     const c = text[i];
-    if (c === "'") stop("a text in single quotes", "JSON texts are written in double quotes");
+    if (c === "'") stop("a text in single quotes", "JSON texts and keys are written in double quotes");
     if (c === "/" || c === "#") stop("a comment", "JSON has no comments: remove it, or write the script as YAML");
-    return stop(`expected a value, got ${here()}`, "a value is a text in double quotes, a number, true, false, null, a list [...] or a mapping {...}");
+    return stop(`expected ${expected}, got ${here()}`, hint);
   };
+  const badValue = () => unexpected("a value", "a value is a text in double quotes, a number, true, false, null, a list [...] or a mapping {...}");
   const string = () => {
     i++;
     for (;;) {
@@ -63,7 +65,7 @@ export function findJsonError(text: string): JsonSyntaxError | undefined {
         i++;
         return;
       }
-      if (text[i] !== ",") stop(`expected \`,\` or \`${close}\`, got ${here()}`, `separate items with commas, and close with ${close}`);
+      if (text[i] !== ",") unexpected(`\`,\` or \`${close}\``, `separate items with commas, and close with ${close}`);
       const comma = i;
       i++;
       space();
@@ -76,7 +78,7 @@ export function findJsonError(text: string): JsonSyntaxError | undefined {
     if (c === "{") {
       sequence("}", () => {
         space();
-        if (text[i] !== '"') stop(`expected a key in double quotes, got ${here()}`, "JSON keys are written in double quotes");
+        if (text[i] !== '"') unexpected("a key in double quotes", "JSON keys are written in double quotes");
         string();
         space();
         if (text[i] !== ":") stop(`expected \`:\` after the key, got ${here()}`, "write the key, a colon, then the value");

@@ -51,9 +51,9 @@ function pathAt(doc: Document, offset: number): (string | number)[] {
     if (isMap(node)) {
       const pair = node.items.find((p) => inside(p.key) || inside(p.value));
       const k = pair && keyOf(pair);
-      if (!pair || k === undefined) return path;
+      // On a key, the path stops at its mapping: a broken line is often parsed as a key.
+      if (!pair || k === undefined || inside(pair.key)) return path;
       path.push(k);
-      if (inside(pair.key)) return path;
       node = pair.value;
     } else if (isSeq(node)) {
       const i = node.items.findIndex(inside);
@@ -99,7 +99,8 @@ export function loadScriptText(text: string, file: string): CompiledScript {
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true });
   if (/\.json$/i.test(file) && text.trim() !== "") {
     const bad = findJsonError(text);
-    if (bad) throw new ScriptError([issue(bad.offset, pathAt(doc, bad.offset), `invalid JSON: ${bad.message}`, bad.hint)]);
+    // No field path: the YAML reading of broken JSON is no guide to what was meant.
+    if (bad) throw new ScriptError([issue(bad.offset, [], `invalid JSON: ${bad.message}`, bad.hint)]);
   }
   if (doc.errors.length > 0) {
     const seenLines = new Set<number>();
@@ -119,7 +120,7 @@ export function loadScriptText(text: string, file: string): CompiledScript {
   }
   const toIssue = (p: PathIssue): ScriptIssue => {
     const node = locate(doc, p.path, p.key);
-    return issue(offsetOf(text, node, p.needle), p.key !== undefined && p.path.length === 0 ? [] : p.path, p.message, p.hint);
+    return issue(offsetOf(text, node, p.needle), p.path, p.message, p.hint);
   };
   const input: unknown = doc.toJS({ maxAliasCount: 100 });
   const parsed = ScriptSchema.safeParse(input);
@@ -145,7 +146,7 @@ export async function loadScriptFile(path: string): Promise<CompiledScript> {
     text = await readFile(path, "utf8");
   } catch (err) {
     const reason = (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message;
-    throw new ScriptError([{ file: path, line: 0, column: 0, path: "", message: `cannot read the file: ${reason}`, hint: "check the path given to --script" }]);
+    throw new ScriptError([{ file: path, line: 0, column: 0, path: "", message: `cannot read the file: ${reason}`, hint: "check the path; a relative path starts from the current directory" }]);
   }
   return loadScriptText(text, path);
 }

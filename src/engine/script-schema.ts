@@ -28,9 +28,11 @@ const LatencyObjectSchema = z
   .describe("Declared latency of an entry.");
 
 /** Latency: a duration (before the first byte), or first byte and per-chunk waits. */
-export const LatencySchema = z.union([DurationSchema, LatencyObjectSchema], {
-  error: "expected a latency: a duration like 250ms, or a mapping with first_byte, per_chunk or chunks_per_second",
-});
+export const LatencySchema = z
+  .union([DurationSchema, LatencyObjectSchema], {
+    error: "expected a latency: a duration like 250ms, or a mapping with first_byte, per_chunk or chunks_per_second",
+  })
+  .describe("Declared latency: a duration before the first byte (250ms), or {first_byte, per_chunk | chunks_per_second}.");
 
 /** How a reply is cut into stream chunks when no explicit chunks are given. */
 export const ChunkingSchema = z.union(
@@ -39,7 +41,7 @@ export const ChunkingSchema = z.union(
     z.strictObject({ chars: z.int().positive().describe("Characters (code points) per chunk.") }),
   ],
   { error: "expected a chunking rule: words, none, or a mapping like {chars: 8}" },
-);
+).describe("How the text is cut into stream chunks: words (default; each word with its following space), none (one chunk), or {chars: N}.");
 
 const metadataKey = /^[a-z][a-z0-9._-]*$/;
 
@@ -49,54 +51,56 @@ export const ErrorSchema = z.strictObject({
     .union([z.enum(codeNames.filter((n) => n !== "OK") as [string, ...string[]]), z.int().min(1).max(16)], {
       error: `expected a gRPC status code name (${codeNames.slice(1).join(", ")}) or a number from 1 to 16`,
     })
-    .describe("gRPC status code, by name or number."),
-  message: z.string().optional().describe("Status message the client sees."),
+    .describe("gRPC status code, by name (UNAVAILABLE) or number (14)."),
+  message: z.string().optional().describe("Status message the client sees (default: scripted error at <entry>)."),
   trailers: z
     .record(z.string().regex(metadataKey, { error: "trailer names are lowercase and start with a letter, like retry-after-ms" }), z.string())
     .optional()
     .describe("Trailing metadata, in this order (e.g. retry-after-ms)."),
-});
+}).describe("End the call with this gRPC status.");
 
 /** One tool call of a reply. */
 export const ToolCallSchema = z.strictObject({
-  name: z.string().min(1),
+  name: z.string().min(1).describe("The tool's name."),
   arguments: z
     .union([z.string(), z.record(z.string(), z.unknown())], {
       error: "expected the arguments as a mapping (written as JSON for you) or as a JSON text",
     })
     .optional()
     .describe("A mapping (serialized as JSON, templates filled in its strings) or a JSON text."),
-  id: z.string().min(1).optional().describe("Fixed id; by default derived from session and call number."),
-});
+  id: z.string().min(1).optional().describe("Fixed id; by default call-<session>-<sequence>-<index>."),
+}).describe("A tool call of the reply.");
 
-const FinishReasonSchema = z.enum(["stop", "length", "tool_calls", "content_filter"]);
+const FinishReasonSchema = z.enum(["stop", "length", "tool_calls", "content_filter"]).describe("Why the reply ended.");
 
 const ReplyObjectSchema = z.strictObject({
-  text: z.string().optional(),
-  tool_calls: z.array(ToolCallSchema).optional(),
+  text: z.string().optional().describe("The reply's text; a template ({{last_user}}, {{match.1}}, ...). Default: the chunks joined, or empty."),
+  tool_calls: z.array(ToolCallSchema).optional().describe("Tool calls the reply makes, in order."),
   finish_reason: FinishReasonSchema.optional().describe("Default: tool_calls when the reply calls tools, else stop."),
   usage: z
     .strictObject({
-      input_tokens: z.int().nonnegative().optional(),
-      output_tokens: z.int().nonnegative().optional(),
+      input_tokens: z.int().nonnegative().optional().describe("Default: the request's message contents and tool call names and arguments, by the token rule."),
+      output_tokens: z.int().nonnegative().optional().describe("Default: the reply's text and tool call names and arguments, by the token rule."),
     })
     .optional()
     .describe("Token counts; a count left out follows the rule: one token per 4 UTF-8 bytes, rounded up."),
-  chunks: z.array(z.string()).min(1).optional().describe("Explicit stream chunks of the text; they must join to the text."),
+  chunks: z.array(z.string()).min(1).optional().describe("Explicit stream chunks of the text; they must join to the text (or give chunks alone)."),
   chunking: ChunkingSchema.optional(),
 });
 
 /** A reply: its text, or a mapping with text, tool calls, finish reason, usage and chunking. */
-export const ReplySchema = z.union([z.string(), ReplyObjectSchema], {
-  error: "expected a reply: a text, or a mapping with text, tool_calls, finish_reason, usage, chunks or chunking",
-});
+export const ReplySchema = z
+  .union([z.string().describe("The reply's text; a template."), ReplyObjectSchema], {
+    error: "expected a reply: a text, or a mapping with text, tool_calls, finish_reason, usage, chunks or chunking",
+  })
+  .describe("Answer with this: a text, or {text, tool_calls, finish_reason, usage, chunks, chunking}.");
 
 /** A scripted stream break. */
 export const BreakSchema = z.strictObject({
-  after_chunks: z.int().nonnegative().describe("Content chunks delivered before the break."),
+  after_chunks: z.int().nonnegative().describe("Content chunks delivered before the break (at most the chunks the reply has)."),
   then: z.enum(["error", "hang", "drop"]).describe("error: end with a status; hang: wait for the caller's deadline; drop: reset the stream."),
   error: ErrorSchema.optional().describe("With then: error (default UNAVAILABLE)."),
-});
+}).describe("Break the stream after N chunks.");
 
 /** Conditions on the request; all given ones must hold. */
 export const MatchSchema = z.strictObject({
@@ -108,8 +112,8 @@ export const MatchSchema = z.strictObject({
     .union([z.boolean(), z.string()])
     .optional()
     .describe("true: the last message is a tool result; a name: a result of that tool; false: not a tool result."),
-  turn: z.int().nonnegative().optional().describe("The number of assistant messages in the conversation."),
-});
+  turn: z.int().nonnegative().optional().describe("The number of assistant messages before this call: 0 on the first call."),
+}).describe("Conditions on the request; all given ones must hold. No match: any request.");
 
 /** One script entry: an optional matcher, a limit, latency, and exactly one action. */
 export const EntrySchema = z
@@ -120,45 +124,49 @@ export const EntrySchema = z
     repeat: z.boolean().optional().describe("true: never spent."),
     latency: LatencySchema.optional(),
     reply: ReplySchema.optional(),
-    error: ErrorSchema.optional(),
+    error: ErrorSchema.optional().describe("Answer with this gRPC status instead of a reply."),
     timeout: z.literal(true).optional().describe("Answer DEADLINE_EXCEEDED after the latency."),
     hang: z.literal(true).optional().describe("Never answer: the caller's deadline or cancel ends the call."),
     break: BreakSchema.optional().describe("With reply: break the stream after N chunks."),
   })
   .describe("One scripted answer.");
 
-const OnExhaustedSchema = z.enum(["fail", "repeat-last", "cycle"]);
+const OnExhaustedSchema = z
+  .enum(["fail", "repeat-last", "cycle"])
+  .describe("When every entry is spent: fail (default; FAILED_PRECONDITION), repeat-last (the last entry never runs out) or cycle (all entries start over).");
 
 /** A list of entries, or a mapping with the entries and what happens when they run out. */
 export const ListSchema = z.union(
   [
     z.array(EntrySchema),
     z.strictObject({
-      on_exhausted: OnExhaustedSchema.optional().describe("fail (default): FAILED_PRECONDITION; repeat-last; cycle."),
-      entries: z.array(EntrySchema),
+      on_exhausted: OnExhaustedSchema.optional(),
+      entries: z.array(EntrySchema).describe("The entries, tried in order: the first with uses left that matches answers."),
     }),
   ],
   { error: "expected a list of entries, or a mapping with entries and on_exhausted" },
-);
+).describe("A list of entries, or {on_exhausted, entries}.");
 
 /** A model the script declares, for ListModels and the HTTP model lists. */
-export const ModelSchema = z.strictObject({
-  id: z.string().min(1),
-  name: z.string().optional(),
-  owned_by: z.string().optional(),
-  context_length: z.int().nonnegative().optional(),
-  input_modalities: z.array(z.string()).optional(),
-  output_modalities: z.array(z.string()).optional(),
-  prompt_price: z.string().optional(),
-  completion_price: z.string().optional(),
-});
+export const ModelSchema = z
+  .strictObject({
+    id: z.string().min(1).describe("The model id clients send."),
+    name: z.string().optional().describe("Display name (default: the id)."),
+    owned_by: z.string().optional().describe("Owner shown in model lists (default modelstub)."),
+    context_length: z.int().nonnegative().optional().describe("Context window in tokens (default 0: unknown)."),
+    input_modalities: z.array(z.string()).optional().describe("Default [text]."),
+    output_modalities: z.array(z.string()).optional().describe("Default [text]."),
+    prompt_price: z.string().optional().describe("Price per prompt token, as a decimal text (default 0)."),
+    completion_price: z.string().optional().describe("Price per completion token, as a decimal text (default 0)."),
+  })
+  .describe("A model the script declares, for ListModels and model lists.");
 
 /** The whole script. */
 export const ScriptSchema = z
   .strictObject({
     version: z.literal(1).optional().describe("Format version; 1."),
-    name: z.string().optional(),
-    models: z.array(ModelSchema).optional(),
+    name: z.string().optional().describe("The script's name (default: its file name)."),
+    models: z.array(ModelSchema).optional().describe("Models to list; the first is the default model."),
     defaults: z
       .strictObject({
         latency: LatencySchema.optional(),
@@ -166,7 +174,8 @@ export const ScriptSchema = z
         on_exhausted: OnExhaustedSchema.optional(),
         model: z.string().optional().describe("Model named in replies when the request names none."),
       })
-      .optional(),
+      .optional()
+      .describe("Defaults for every entry and list."),
     entries: ListSchema.optional().describe("The main list: requests without a step id."),
     steps: z.record(z.string(), ListSchema).optional().describe("Step-keyed lists: requests with that step id."),
   })
