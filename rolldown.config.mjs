@@ -9,5 +9,6 @@ export default defineConfig({
   platform: "node",
   // Packages that read their own files at run time stay in node_modules.
   external: [/^@grpc\/reflection/, /^grpc-health-check/, /^@grpc\/proto-loader/, /^protobufjs/],
-  output: { dir: "dist/bundle", format: "esm", entryFileNames: "[name].mjs", chunkFileNames: "[name]-[hash].mjs" },
+  // Minified: V8 parses less text on every start.
+  output: { minify: true, cleanDir: true, dir: "dist/bundle", format: "esm", entryFileNames: "[name].mjs", chunkFileNames: "[name]-[hash].mjs" },
 });
