@@ -50,7 +50,11 @@ export interface Stub {
   scriptOf(session: string): CompiledScript;
   /** Calls running right now, across sessions (for drain and leak checks). */
   inFlight(): number;
+  /** Starts draining: calls from now on answer UNAVAILABLE; calls in flight go on. */
+  drain(): void;
 }
+
+const drainingStatus: CallStatus = { code: Code.UNAVAILABLE, message: "modelstub is shutting down: it takes no new calls", trailers: [] };
 
 const sessionNamePattern = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -75,6 +79,7 @@ export function createStub(options: StubOptions): Stub {
   const maxEpisodeCalls = options.maxEpisodeCalls ?? 100_000;
   const sessions = new Map<string, Session>();
   let inFlight = 0;
+  let draining = false;
 
   const open = (name: string): Session | CallStatus => {
     let s = sessions.get(name);
@@ -103,6 +108,7 @@ export function createStub(options: StubOptions): Stub {
     clock,
     script: options.script,
     async call(input) {
+      if (draining) return { kind: "status", status: drainingStatus };
       const s = open(input.session);
       if (!(s instanceof Session)) return { kind: "status", status: s };
       if (s.sequence >= maxEpisodeCalls) {
@@ -155,5 +161,8 @@ export function createStub(options: StubOptions): Stub {
     episodes: () => [...sessions.values()].map((s) => episodeOf(s.name, s)),
     scriptOf: (name) => sessions.get(name)?.script ?? options.script,
     inFlight: () => inFlight,
+    drain() {
+      draining = true;
+    },
   };
 }

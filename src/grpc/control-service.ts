@@ -13,14 +13,27 @@ import { checkSessionName, type Stub } from "../engine/create-stub.js";
 import { loadScriptText } from "../engine/load-script.js";
 import { ScriptError } from "../engine/script-error.js";
 import { Code } from "../engine/status-code.js";
-import { statusError } from "./call-context.js";
+import { timingSafeEqual } from "node:crypto";
+import { metadataText, statusError } from "./call-context.js";
 
 type Handler = (request: { session?: string } & Record<string, unknown>) => unknown;
 
-/** Wraps a synchronous control handler: a session check first, every throw a status. */
-function unary(run: Handler) {
+/** Constant-time comparison: a token check must not tell by its timing how much was right. */
+function sameToken(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Wraps a synchronous control handler: the token, then the session check, every throw a status. */
+function unary(run: Handler, token: string | undefined) {
   return (call: ServerUnaryCall<Record<string, unknown>, unknown>, callback: sendUnaryData<unknown>) => {
     try {
+      if (token !== undefined) {
+        const auth = metadataText(call.metadata, "authorization");
+        if (!auth) return callback({ code: Code.UNAUTHENTICATED, details: "ControlService needs metadata `authorization: Bearer <token>` (the server's --control-token)" });
+        if (!sameToken(auth.replace(/^Bearer\s+/i, ""), token)) return callback({ code: Code.UNAUTHENTICATED, details: "wrong control token" });
+      }
       const session = (call.request["session"] as string | undefined) || "default";
       const bad = checkSessionName(session);
       if (bad) return callback(statusError(bad));
@@ -34,8 +47,11 @@ function unary(run: Handler) {
   };
 }
 
-/** ControlService handlers over a stub. An empty session field means `default`. */
-export function controlServiceHandlers(stub: Stub): UntypedServiceImplementation {
+/**
+ * ControlService handlers over a stub. An empty session field means `default`. With a `token`,
+ * every call must carry `authorization: Bearer <token>`, else UNAUTHENTICATED.
+ */
+export function controlServiceHandlers(stub: Stub, token?: string): UntypedServiceImplementation {
   return {
     LoadScript: unary((r) => {
       const session = r.session!;
@@ -43,12 +59,12 @@ export function controlServiceHandlers(stub: Stub): UntypedServiceImplementation
       const script = loadScriptText(String(r["script"] ?? ""), String(r["sourceName"] || `<script for session ${session}>`));
       stub.loadScript(session, script);
       return create(LoadScriptResponseSchema, { entries: script.entryCount });
-    }),
+    }, token),
     GetEpisode: unary((r) => {
       const episode = stub.episode(r.session!);
       return create(GetEpisodeResponseSchema, { episode, episodeBinpb: stub.episodeBytes(r.session!) });
-    }),
-    ResetSession: unary((r) => create(ResetSessionResponseSchema, { calls: stub.reset(r.session!) })),
+    }, token),
+    ResetSession: unary((r) => create(ResetSessionResponseSchema, { calls: stub.reset(r.session!) }), token),
     VerifySession: unary((r) => {
       const v = stub.verify(r.session!);
       return create(VerifySessionResponseSchema, {
@@ -56,11 +72,12 @@ export function controlServiceHandlers(stub: Stub): UntypedServiceImplementation
         message: v.message,
         unused: v.unused.map((u) => create(UnusedEntrySchema, { entry: u.entry, remaining: Number.isFinite(u.remaining) ? u.remaining : 0, summary: u.summary })),
       });
-    }),
+    }, token),
     ListSessions: unary(() =>
       create(ListSessionsResponseSchema, {
         sessions: stub.sessions().map((s) => create(SessionInfoSchema, { name: s.name, calls: s.calls, scriptName: s.scriptName })),
       }),
+      token,
     ),
   };
 }

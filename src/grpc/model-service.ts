@@ -12,7 +12,8 @@ import {
   type ListModelsResponse,
 } from "../../gen/modelstub/v1/model_pb.js";
 import { checkSessionName, type Stub } from "../engine/create-stub.js";
-import type { CallResult } from "../engine/run-call.js";
+import type { CallLog, CallResult } from "../engine/run-call.js";
+import type { Logger } from "../log/create-logger.js";
 import { Code } from "../engine/status-code.js";
 import { callSignal, dropCall, metadataText, sessionOf, statusError, stepHeader } from "./call-context.js";
 
@@ -29,7 +30,9 @@ function asGenerateRequest(r: GenerateStreamRequest): GenerateRequest {
  * ModelService handlers over a stub. Every handler catches everything: grpc-js only catches
  * synchronous throws, so a rejected promise would otherwise never reach the client.
  */
-export function modelServiceHandlers(stub: Stub): UntypedServiceImplementation {
+export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServiceImplementation {
+  const logGenerate = logger ? (l: CallLog) => logger.grpcCall("Generate", l) : undefined;
+  const logStream = logger ? (l: CallLog) => logger.grpcCall("GenerateStream", l) : undefined;
   return {
     Generate(call: ServerUnaryCall<GenerateRequest, GenerateResponse>, callback: sendUnaryData<GenerateResponse>) {
       try {
@@ -45,6 +48,7 @@ export function modelServiceHandlers(stub: Stub): UntypedServiceImplementation {
             stepFromMetadata: metadataText(call.metadata, stepHeader),
             signal: wiring.signal,
             budgetMs: wiring.budgetMs,
+            onLog: logGenerate,
           })
           .then((result: CallResult) => {
             wiring.release();
@@ -96,6 +100,7 @@ export function modelServiceHandlers(stub: Stub): UntypedServiceImplementation {
             stepFromMetadata: metadataText(call.metadata, stepHeader),
             signal: wiring.signal,
             budgetMs: wiring.budgetMs,
+            onLog: logStream,
             onFrame: (frame) => {
               unflushed++;
               call.write(frame, onWritten);

@@ -2,7 +2,10 @@ import { Server, ServerCredentials, type ChannelOptions } from "@grpc/grpc-js";
 import { ControlService } from "../../gen/modelstub/v1/control_pb.js";
 import { ModelService } from "../../gen/modelstub/v1/model_pb.js";
 import type { Stub } from "../engine/create-stub.js";
+import type { Logger } from "../log/create-logger.js";
 import { controlServiceHandlers } from "./control-service.js";
+import { createHealthState, type HealthState } from "./health-service.js";
+import { addReflection } from "./reflection-service.js";
 import { modelServiceHandlers } from "./model-service.js";
 import { serviceDefinition } from "./service-definition.js";
 
@@ -13,8 +16,16 @@ export interface GrpcServerOptions {
   address?: string;
   credentials?: ServerCredentials;
   channelOptions?: ChannelOptions;
-  /** Adds more services (health, reflection) before the server binds. */
+  /** Adds more services before the server binds. */
   extend?: (server: Server) => void;
+  /** Required on ControlService calls as `authorization: Bearer <token>` when set. */
+  controlToken?: string;
+  /** Server reflection (v1 and v1alpha); default on, so grpcurl needs no .proto. */
+  reflection?: boolean;
+  /** Receives one record per model call. */
+  logger?: Logger;
+  /** The health service's state; default: a new one, SERVING once bound. */
+  health?: HealthState;
 }
 
 /** A started gRPC server. */
@@ -24,6 +35,8 @@ export interface RunningGrpcServer {
   port: number;
   /** HOST:PORT as bound. */
   address: string;
+  /** grpc.health.v1.Health's state: set NOT_SERVING to drain. */
+  health: HealthState;
   /** Stops accepting calls, waits for calls in flight up to `graceMs`, then cuts the rest. */
   close(graceMs?: number): Promise<void>;
 }
@@ -40,14 +53,20 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   const address = options.address ?? "127.0.0.1:50051";
   const { host } = splitAddress(address);
   const server = new Server(options.channelOptions);
-  server.addService(serviceDefinition(ModelService), modelServiceHandlers(options.stub));
-  server.addService(serviceDefinition(ControlService), controlServiceHandlers(options.stub));
+  server.addService(serviceDefinition(ModelService), modelServiceHandlers(options.stub, options.logger));
+  server.addService(serviceDefinition(ControlService), controlServiceHandlers(options.stub, options.controlToken));
+  const health = options.health ?? createHealthState("NOT_SERVING");
+  health.addToServer(server);
+  if (options.reflection ?? true) addReflection(server);
   options.extend?.(server);
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(address, options.credentials ?? ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
   });
+  // The script was loaded before the server was created: bound means ready.
+  if (!options.health) health.set("SERVING");
   return {
     server,
+    health,
     port,
     address: `${host}:${port}`,
     close(graceMs = 5000) {

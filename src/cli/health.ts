@@ -1,0 +1,92 @@
+import { create } from "@bufbuild/protobuf";
+import { credentials as grpcCredentials, makeGenericClientConstructor, type ServiceError } from "@grpc/grpc-js";
+import { readFile } from "node:fs/promises";
+import {
+  Health,
+  HealthCheckRequestSchema,
+  HealthCheckResponse_ServingStatus as ServingStatus,
+  type HealthCheckResponse,
+} from "../../gen/grpc/health/v1/health_pb.js";
+import { parseDuration } from "../engine/parse-duration.js";
+import { Code } from "../engine/status-code.js";
+import { serviceDefinition } from "../grpc/service-definition.js";
+import { formatOptionsHelp, resolveOptions, UsageError, type OptionSpec } from "./options.js";
+
+const specs: OptionSpec[] = [
+  { name: "addr", env: "MODELSTUB_ADDR", type: "string", arg: "HOST:PORT", default: "127.0.0.1:50051", description: "Server to probe." },
+  { name: "service", type: "string", arg: "NAME", default: "", description: 'Service to ask about; "" is the whole server.' },
+  { name: "timeout", type: "string", arg: "DURATION", default: "1s", description: "How long to wait for the connection and the answer." },
+  { name: "tls", type: "boolean", description: "Connect with TLS." },
+  { name: "tls-ca", type: "string", arg: "FILE", description: "PEM root certificate to trust with --tls (default: the system roots)." },
+  { name: "help", type: "boolean", description: "Print this help." },
+];
+
+const usage = `usage: modelstub health [options]
+
+Probes grpc.health.v1.Health/Check, for Docker HEALTHCHECK and Kubernetes probes. Exit codes
+follow grpc_health_probe: 0 SERVING, 1 bad arguments, 2 cannot connect, 3 the RPC failed,
+4 not SERVING.
+
+${formatOptionsHelp(specs)}
+`;
+
+const HealthClient = makeGenericClientConstructor(serviceDefinition(Health), "Health");
+
+/** `modelstub health`. */
+export async function health(argv: string[]): Promise<number> {
+  let options;
+  try {
+    ({ options } = resolveOptions(specs, argv));
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`modelstub health: ${err.message}\n\n${usage}`);
+      return 1;
+    }
+    throw err;
+  }
+  if (options["help"]) {
+    process.stdout.write(usage);
+    return 0;
+  }
+  const timeoutMs = parseDuration(String(options["timeout"]));
+  if (timeoutMs === undefined) {
+    process.stderr.write(`modelstub health: --timeout must be a duration like 1s or 500ms\n`);
+    return 1;
+  }
+  const addr = String(options["addr"]);
+  let creds = grpcCredentials.createInsecure();
+  if (options["tls"]) {
+    try {
+      creds = grpcCredentials.createSsl(options["tls-ca"] ? await readFile(String(options["tls-ca"])) : null);
+    } catch (err) {
+      process.stderr.write(`modelstub health: cannot read --tls-ca: ${(err as Error).message}\n`);
+      return 1;
+    }
+  }
+  const client = new HealthClient(addr, creds) as unknown as {
+    Check(r: unknown, o: object, cb: (e: ServiceError | null, r?: HealthCheckResponse) => void): void;
+    waitForReady(deadline: number, cb: (e?: Error) => void): void;
+    close(): void;
+  };
+  try {
+    const deadline = Date.now() + timeoutMs;
+    const connected = await new Promise<Error | undefined>((resolve) => client.waitForReady(deadline, (e) => resolve(e)));
+    if (connected) {
+      process.stderr.write(`modelstub health: cannot connect to ${addr} within ${timeoutMs} ms\n`);
+      return 2;
+    }
+    const res = await new Promise<HealthCheckResponse | ServiceError>((resolve) =>
+      client.Check(create(HealthCheckRequestSchema, { service: String(options["service"]) }), { deadline }, (e, r) => resolve(e ?? r!)),
+    );
+    if ("code" in res && typeof res.code === "number" && !("status" in res)) {
+      const e = res as ServiceError;
+      process.stderr.write(`modelstub health: Check failed: ${Object.keys(Code)[e.code] ?? e.code}: ${e.details}\n`);
+      return 3;
+    }
+    const status = (res as HealthCheckResponse).status;
+    process.stdout.write(`status: ${ServingStatus[status]}\n`);
+    return status === ServingStatus.SERVING ? 0 : 4;
+  } finally {
+    client.close();
+  }
+}
