@@ -43,7 +43,12 @@ describe("modelstub serve --http", () => {
       s.child.kill("SIGTERM");
     }
     expect(await s.exit).toBe(0);
-    expect(s.stderr()).toContain("modelstub: http POST /v1/chat/completions 200 session=both entry=entries[4] outcome=OK");
+    // One log line per request on either transport, in the server's JSON log format.
+    const calls = s.stderr().trim().split("\n").map((l) => JSON.parse(l)).filter((l) => l.msg === "call");
+    expect(calls.map((c) => [c.transport, c.method, c.status, c.session, c.entry, c.outcome])).toEqual([
+      ["http", "POST /v1/chat/completions", 200, "both", "entries[4]", "OK"],
+      ["grpc", "Generate", undefined, "both", "entries[4]", "OK"],
+    ]);
     const episode = JSON.parse(await readFile(join(dir, "both.episode.json"), "utf8"));
     expect(episode.calls.map((c: { entry: string; response: { id: string } }) => [c.entry, c.response.id])).toEqual([
       ["entries[4]", "gen-both-1"],
