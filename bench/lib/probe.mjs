@@ -1,0 +1,14 @@
+// Preloaded into a Node server under test (`node --import probe.mjs ...`) when the bench spawns
+// it with an IPC channel. Answers {type: "stats"} with memory and active resources, so the same
+// numbers come from the floor and from modelstub without either knowing about the bench.
+if (typeof process.send === "function") {
+  process.channel?.unref();
+  process.on("message", (m) => {
+    if (!m || m.type !== "stats") return;
+    if (m.gc && typeof globalThis.gc === "function") globalThis.gc();
+    const resources = {};
+    for (const r of process.getActiveResourcesInfo()) resources[r] = (resources[r] ?? 0) + 1;
+    const mem = process.memoryUsage();
+    process.send({ type: "stats", id: m.id, rss: mem.rss, heapUsed: mem.heapUsed, external: mem.external, resources, handles: Object.values(resources).reduce((a, b) => a + b, 0) });
+  });
+}

@@ -1,0 +1,57 @@
+// Readiness probes for the start-up metric: the time from spawn until a server answers.
+// Each polls a raw TCP connect first (grpc-js would back off a second after a refused connect),
+// then asks over gRPC until the answer is right.
+import net from "node:net";
+import grpc from "@grpc/grpc-js";
+import { HEALTH_CHECK_PATH, LIST_MODELS_PATH } from "./paths.mjs";
+import { sleep } from "./proc.mjs";
+
+const pass = (b) => b;
+const SERVING = Buffer.from([0x08, 0x01]);
+
+function tcpOpen(host, port) {
+  return new Promise((resolve) => {
+    const s = net.connect({ host, port });
+    s.once("connect", () => (s.destroy(), resolve(true)));
+    s.once("error", () => resolve(false));
+  });
+}
+
+async function pollGrpc(address, deadline, path, request, okReply) {
+  const [host, port] = [address.slice(0, address.lastIndexOf(":")), Number(address.slice(address.lastIndexOf(":") + 1))];
+  while (!(await tcpOpen(host, port))) {
+    if (performance.now() > deadline) throw new Error(`no TCP listener on ${address}`);
+    await sleep(2);
+  }
+  const client = new grpc.Client(address, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 });
+  try {
+    for (;;) {
+      const reply = await new Promise((resolve) =>
+        client.makeUnaryRequest(path, pass, pass, request, new grpc.Metadata(), { deadline: Date.now() + 1000, waitForReady: true }, (err, r) => resolve(err ? null : r)),
+      );
+      if (reply && okReply(reply)) return;
+      if (performance.now() > deadline) throw new Error(`${path} on ${address} not ready`);
+      await sleep(2);
+    }
+  } finally {
+    client.close();
+  }
+}
+
+/** Probes by name. Each resolves when ready; rejects after timeoutMs. */
+export const probes = {
+  /** grpc.health.v1.Health/Check for the whole server ("") answers SERVING. */
+  health: (server, address, timeoutMs = 10_000) => pollGrpc(address, performance.now() + timeoutMs, HEALTH_CHECK_PATH, Buffer.alloc(0), (r) => r.equals(SERVING)),
+  /** modelstub.v1.ModelService/ListModels answers OK. */
+  listModels: (server, address, timeoutMs = 10_000) => pollGrpc(address, performance.now() + timeoutMs, LIST_MODELS_PATH, Buffer.alloc(0), () => true),
+  /** The server printed the line with its address. */
+  listeningLine: (server, _address, timeoutMs = 10_000) =>
+    new Promise((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`${server.name}: no listening line`)), timeoutMs);
+      const check = () => {
+        if (server.stdout.some((l) => /listening on/.test(l))) return clearTimeout(t), resolve();
+        setTimeout(check, 1);
+      };
+      check();
+    }),
+};
