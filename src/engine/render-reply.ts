@@ -1,13 +1,4 @@
-import { create } from "@bufbuild/protobuf";
-import {
-  GenerateResponseSchema,
-  MessageSchema,
-  Role,
-  ToolCallSchema,
-  UsageSchema,
-  type GenerateRequest,
-  type GenerateResponse,
-} from "../../gen/modelstub/v1/model_pb.js";
+import { Role, type GenerateRequest, type GenerateResponse, type Message, type ToolCall, type Usage } from "../../gen/modelstub/v1/model_pb.js";
 import type { CompiledReply } from "./compile-script.js";
 import { countRequestTokens, countTokens } from "./count-tokens.js";
 import { splitChunks } from "./split-chunks.js";
@@ -35,22 +26,24 @@ export interface CallIds {
 export function renderReply(reply: CompiledReply, ctx: TemplateContext, request: GenerateRequest, ids: CallIds): RenderedReply {
   const text = reply.text.literal ?? reply.text.render(ctx);
   const explicitChunks = reply.chunks?.map((c) => c.literal ?? c.render(ctx));
-  const toolCalls = reply.toolCalls.map((t, i) =>
-    create(ToolCallSchema, { id: t.id ?? ids.toolCall(i), name: t.name, arguments: t.literalArguments ?? t.arguments(ctx) }),
-  );
+  // Messages are written as complete literals rather than through create(): this runs once per
+  // call, and create() copying field by field showed in profiles. The types require every field,
+  // so a field added to the proto fails to compile here instead of going missing.
+  const toolCalls: ToolCall[] = reply.toolCalls.map((t, i) => ({
+    $typeName: "modelstub.v1.ToolCall",
+    id: t.id ?? ids.toolCall(i),
+    name: t.name,
+    arguments: t.literalArguments ?? t.arguments(ctx),
+  }));
   let output = reply.usage.output;
   if (output === undefined) {
     output = countTokens(text);
     for (const c of toolCalls) output += countTokens(c.name) + countTokens(c.arguments);
   }
   const input = reply.usage.input ?? countRequestTokens(request);
-  const response = create(GenerateResponseSchema, {
-    id: ids.response,
-    model: ctx.model,
-    message: create(MessageSchema, { role: Role.ASSISTANT, content: text, toolCalls }),
-    finishReason: reply.finishReason,
-    usage: create(UsageSchema, { inputTokens: input, outputTokens: output, totalTokens: input + output }),
-  });
+  const usage: Usage = { $typeName: "modelstub.v1.Usage", inputTokens: input, outputTokens: output, totalTokens: input + output };
+  const message: Message = { $typeName: "modelstub.v1.Message", role: Role.ASSISTANT, content: text, toolCalls, toolCallId: "", name: "" };
+  const response: GenerateResponse = { $typeName: "modelstub.v1.GenerateResponse", id: ids.response, model: ctx.model, message, finishReason: reply.finishReason, usage };
   return {
     response,
     chunks() {

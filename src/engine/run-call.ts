@@ -1,9 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import {
   CallMethod,
-  CallStatusSchema,
-  EpisodeCallSchema,
-  MetadataEntrySchema,
   Outcome,
   StreamBreak,
   type EpisodeCall,
@@ -34,8 +31,12 @@ export interface CallInput {
   request: GenerateRequest;
   /** Step id from metadata (`x-modelstub-step`), if any. */
   stepFromMetadata?: string | undefined;
-  /** Aborted with reason "deadline" or "cancelled" when the call is cut off. */
-  signal: AbortSignal;
+  /**
+   * Aborted with reason "deadline" or "cancelled" when the call is cut off. Read only when the
+   * call waits or streams, so a transport may create it lazily (a getter): an AbortController
+   * is a measurable part of a call that never waits.
+   */
+  readonly signal: AbortSignal;
   /**
    * Milliseconds the caller allows, measured at arrival; Infinity for no deadline. Only the
    * virtual clock reads it (a real deadline aborts the signal); it never enters the episode.
@@ -86,9 +87,13 @@ class Execution {
   chunksSent = 0;
   constructor(
     private clock: Clock,
-    readonly signal: AbortSignal,
+    private input: CallInput,
     private budget: number,
   ) {}
+
+  get signal(): AbortSignal {
+    return this.input.signal;
+  }
 
   async wait(ms: number): Promise<void> {
     if (ms === 0) return;
@@ -211,7 +216,7 @@ export async function runCall(session: Session, clock: Clock, input: CallInput, 
   const startMs = session.timelineMs;
   input.onStart?.({ sequence, startMs });
   const request = input.request;
-  const x = new Execution(clock, input.signal, input.budgetMs ?? Infinity);
+  const x = new Execution(clock, input, input.budgetMs ?? Infinity);
   const fromRequest = request.stepId;
   const fromMetadata = input.stepFromMetadata ?? "";
   const stepId = fromRequest || fromMetadata;
@@ -286,7 +291,9 @@ function record(
   chunksSent: number,
 ): EpisodeCall {
   const s = ending.status;
-  return create(EpisodeCallSchema, {
+  // A complete literal, not create(): see render-reply.ts.
+  const call: EpisodeCall = {
+    $typeName: "modelstub.v1.EpisodeCall",
     sequence: BigInt(sequence),
     session: session.name,
     method: input.method === "stream" ? CallMethod.GENERATE_STREAM : CallMethod.GENERATE,
@@ -294,14 +301,13 @@ function record(
     entry,
     request: input.request,
     outcome: ending.outcome,
-    status: s
-      ? create(CallStatusSchema, { code: s.code, message: s.message, trailers: s.trailers.map(([key, value]) => create(MetadataEntrySchema, { key, value })) })
-      : undefined,
+    status: s ? { $typeName: "modelstub.v1.CallStatus", code: s.code, message: s.message, trailers: s.trailers.map(([key, value]) => ({ $typeName: "modelstub.v1.MetadataEntry", key, value })) } : undefined,
     response: ending.response,
     usage: ending.response?.usage,
     chunksSent,
     streamBreak: ending.streamBreak ?? StreamBreak.UNSPECIFIED,
     startMs: BigInt(startMs),
     endMs: BigInt(endMs),
-  });
+  };
+  return call;
 }

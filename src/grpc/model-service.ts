@@ -46,7 +46,9 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
             method: "generate",
             request: call.request,
             stepFromMetadata: metadataText(call.metadata, stepHeader),
-            signal: wiring.signal,
+            get signal() {
+              return wiring.signal;
+            },
             budgetMs: wiring.budgetMs,
             onLog: logGenerate,
           })
@@ -98,7 +100,9 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
             method: "stream",
             request: asGenerateRequest(call.request),
             stepFromMetadata: metadataText(call.metadata, stepHeader),
-            signal: wiring.signal,
+            get signal() {
+              return wiring.signal;
+            },
             budgetMs: wiring.budgetMs,
             onLog: logStream,
             onFrame: (frame) => {
