@@ -132,7 +132,8 @@ async function startFloor(unary = "constant", port = 0) {
 
 async function startModelstub(script, { clock } = {}) {
   const port = await freePort();
-  const args = [MODELSTUB_BIN, "serve", "--script", script, "--grpc", `127.0.0.1:${port}`];
+  // Load runs make millions of calls in one session: lift the episode cap (memory is measured).
+  const args = [MODELSTUB_BIN, "serve", "--script", script, "--grpc", `127.0.0.1:${port}`, "--max-episode-calls", "100000000"];
   if (clock) args.push("--clock", clock);
   const s = await startServer({ name: "modelstub", node: true, nodeArgs: ["--expose-gc"], args, timeoutMs: 30_000 });
   s.address ??= `127.0.0.1:${port}`;

@@ -1,7 +1,7 @@
-import { create, toBinary } from "@bufbuild/protobuf";
-import { EpisodeSchema, type Episode } from "../../gen/modelstub/v1/episode_pb.js";
+import type { Episode } from "../../gen/modelstub/v1/episode_pb.js";
 import { createRealClock, type Clock } from "./clock.js";
 import type { CallStatus, CompiledScript } from "./compile-script.js";
+import { decodeEpisode, encodeEpisode } from "./encode-episode.js";
 import { runCall, type CallInput, type CallLog, type CallResult } from "./run-call.js";
 import { Session } from "./session.js";
 import { Code } from "./status-code.js";
@@ -69,7 +69,7 @@ export function checkSessionName(name: string): CallStatus | undefined {
 }
 
 function episodeOf(name: string, session: Session | undefined): Episode {
-  return create(EpisodeSchema, { session: name, calls: session ? session.recordedCalls() : [] });
+  return decodeEpisode(name, session ? session.recordedCalls() : []);
 }
 
 /** Creates a stub serving `options.script`. */
@@ -100,7 +100,7 @@ export function createStub(options: StubOptions): Stub {
 
   const closeEpisode = (s: Session, script?: CompiledScript): number => {
     const calls = s.reset(script);
-    if (calls.length > 0) options.onEpisodeClosed?.(create(EpisodeSchema, { session: s.name, calls }));
+    if (calls.length > 0) options.onEpisodeClosed?.(decodeEpisode(s.name, calls));
     return calls.length;
   };
 
@@ -138,7 +138,7 @@ export function createStub(options: StubOptions): Stub {
       return s ? closeEpisode(s) : 0;
     },
     episode: (name) => episodeOf(name, sessions.get(name)),
-    episodeBytes: (name) => toBinary(EpisodeSchema, episodeOf(name, sessions.get(name))),
+    episodeBytes: (name) => encodeEpisode(name, sessions.get(name)?.recordedCalls() ?? []),
     verify(name) {
       const s = sessions.get(name);
       const unused: Verification["unused"] = [];

@@ -1,4 +1,3 @@
-import { create } from "@bufbuild/protobuf";
 import {
   CallMethod,
   Outcome,
@@ -6,14 +5,12 @@ import {
   type EpisodeCall,
 } from "../../gen/modelstub/v1/episode_pb.js";
 import {
-  GenerateStreamResponseSchema,
-  StreamFinalSchema,
-  ToolCallDeltaSchema,
   type GenerateRequest,
   type GenerateResponse,
   type GenerateStreamResponse,
 } from "../../gen/modelstub/v1/model_pb.js";
 import { abortReasonOf, waitForAbort } from "./abort-reason.js";
+import { encodeEpisodeCall } from "./encode-episode.js";
 import type { Clock } from "./clock.js";
 import type { CallStatus, CompiledEntry } from "./compile-script.js";
 import { renderReply, type RenderedReply, type StreamChunk } from "./render-reply.js";
@@ -118,14 +115,16 @@ interface Ending {
 }
 
 function frameOf(id: string, model: string, chunk: StreamChunk): GenerateStreamResponse {
-  return create(GenerateStreamResponseSchema, {
+  // Complete literals, not create(): this runs once per stream chunk (see render-reply.ts).
+  return {
+    $typeName: "modelstub.v1.GenerateStreamResponse",
     id,
     model,
     frame:
       chunk.kind === "text"
         ? { case: "textDelta", value: chunk.text }
-        : { case: "toolCallDelta", value: create(ToolCallDeltaSchema, { index: chunk.index, id: chunk.id, name: chunk.name, arguments: chunk.arguments }) },
-  });
+        : { case: "toolCallDelta", value: { $typeName: "modelstub.v1.ToolCallDelta", index: chunk.index, id: chunk.id, name: chunk.name, arguments: chunk.arguments } },
+  };
 }
 
 async function runReply(entry: CompiledEntry, rendered: RenderedReply, input: CallInput, x: Execution): Promise<Ending> {
@@ -158,13 +157,12 @@ async function runReply(entry: CompiledEntry, rendered: RenderedReply, input: Ca
     }
   }
   if (stream) {
-    input.onFrame!(
-      create(GenerateStreamResponseSchema, {
-        id: response.id,
-        model: response.model,
-        frame: { case: "final", value: create(StreamFinalSchema, { finishReason: response.finishReason, usage: response.usage }) },
-      }),
-    );
+    input.onFrame!({
+      $typeName: "modelstub.v1.GenerateStreamResponse",
+      id: response.id,
+      model: response.model,
+      frame: { case: "final", value: { $typeName: "modelstub.v1.StreamFinal", finishReason: response.finishReason, usage: response.usage } },
+    });
   }
   return { result: { kind: "ok", response }, outcome: Outcome.OK, response };
 }
@@ -263,7 +261,7 @@ export async function runCall(session: Session, clock: Clock, input: CallInput, 
   }
   const endMs = startMs + x.elapsed;
   if (endMs > session.timelineMs) session.timelineMs = endMs;
-  session.calls[sequence - 1] = record(session, sequence, stepId, entryRef, input, ending, startMs, endMs, x.chunksSent);
+  session.calls[sequence - 1] = encodeEpisodeCall(record(session, sequence, stepId, entryRef, input, ending, startMs, endMs, x.chunksSent));
   const log: CallLog = {
     session: session.name,
     method: input.method,

@@ -1,4 +1,3 @@
-import type { EpisodeCall } from "../../gen/modelstub/v1/episode_pb.js";
 import type { CompiledList, CompiledScript } from "./compile-script.js";
 
 /** How far a session has got through one list: uses per entry. */
@@ -15,8 +14,8 @@ export interface ListCursor {
  */
 export class Session {
   private cursors = new Map<string, ListCursor>();
-  /** Recorded calls by sequence - 1; a slot stays empty while its call is in flight. */
-  calls: (EpisodeCall | undefined)[] = [];
+  /** Recorded calls, encoded, by sequence - 1; a slot stays empty while its call is in flight. */
+  calls: (Uint8Array | undefined)[] = [];
   /** Last sequence number handed out. */
   sequence = 0;
   /** The session's declared timeline, in ms: where the next call starts. */
@@ -43,7 +42,7 @@ export class Session {
   }
 
   /** Rewinds cursors and starts a new episode; returns the calls of the closed one. */
-  reset(script = this.script): EpisodeCall[] {
+  reset(script = this.script): Uint8Array[] {
     const closed = this.recordedCalls();
     this.script = script;
     this.cursors.clear();
@@ -54,7 +53,7 @@ export class Session {
   }
 
   /** The recorded calls, in sequence order (calls still in flight are left out). */
-  recordedCalls(): EpisodeCall[] {
-    return this.calls.filter((c): c is EpisodeCall => c !== undefined);
+  recordedCalls(): Uint8Array[] {
+    return this.calls.filter((c): c is Uint8Array => c !== undefined);
   }
 }

@@ -52,7 +52,9 @@ export function splitAddress(address: string): { host: string; port: number } {
 export async function startGrpcServer(options: GrpcServerOptions): Promise<RunningGrpcServer> {
   const address = options.address ?? "127.0.0.1:50051";
   const { host } = splitAddress(address);
-  const server = new Server(options.channelOptions);
+  // Channelz tracks every call for a debugging UI nobody attaches to a stub; off, it stops
+  // costing the hot path. Callers can still turn it on through channelOptions.
+  const server = new Server({ "grpc.enable_channelz": 0, ...options.channelOptions });
   server.addService(serviceDefinition(ModelService), modelServiceHandlers(options.stub, options.logger));
   server.addService(serviceDefinition(ControlService), controlServiceHandlers(options.stub, options.controlToken));
   const health = options.health ?? createHealthState("NOT_SERVING");
