@@ -3,23 +3,25 @@
 // baseline in the same run, and reported as a ratio plus absolute numbers: the machine is shared
 // and noisy, so only same-run ratios compare across runs.
 //
-//   node bench/run.mjs [--quick] [--loadgen auto|ghz|node] [--only unary,stream,...]
+//   node bench/run.mjs [--quick] [--loadgen auto|ghz|node] [--only unary,stream,...,http]
 //                      [--rounds N] [--out FILE] [--strict]
 //
 // Servers and load generators each run in their own process; this one only orchestrates.
 // Writes bench/results/latest.json and prints a markdown table. --strict exits 1 when a target
 // is missed (CI runs --quick without it: it checks the bench runs end to end, not speed).
 import fs from "node:fs";
+import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { writePayloadFile, ensureProtoset, STREAM_CHUNKS } from "./lib/payloads.mjs";
-import { BENCH_DIR, DIST_MAIN, FLOOR_SERVER, LOADGEN, MODELSTUB_BIN, PEER_DIR, PROTOSET, GENERATE_PATH, GENERATE_STREAM_PATH } from "./lib/paths.mjs";
+import { BENCH_DIR, REPO_DIR, DIST_MAIN, FLOOR_SERVER, LOADGEN, MODELSTUB_BIN, PEER_DIR, PROTOSET, GENERATE_PATH, GENERATE_STREAM_PATH, HTTP_FLOOR_SERVER, HTTP_LOADGEN, CHAT_COMPLETIONS_PATH } from "./lib/paths.mjs";
+import { HTTP_TEXT, httpReplyConstant, httpRequestBody, normalizeReplyId, writeHttpPayloads } from "./lib/http-payloads.mjs";
 import { freePort, killAll, procMem, runNodeLoadgen, runTool, sleep, startServer } from "./lib/proc.mjs";
 import { probes } from "./lib/ready.mjs";
 import { writeScript } from "./lib/scripts.mjs";
 import { median, ratio, round } from "./lib/stats.mjs";
-import { findTool } from "./lib/tools.mjs";
+import { findNpmPeer, findTool } from "./lib/tools.mjs";
 
 const VIRTUAL_INPROCESS = path.join(BENCH_DIR, "load", "virtual-inprocess.mjs");
 
@@ -35,6 +37,7 @@ const { values: argv } = parseArgs({
     rounds: { type: "string" },
     out: { type: "string" },
     strict: { type: "boolean", default: false },
+    readme: { type: "boolean", default: false },
   },
 });
 const quick = argv.quick;
@@ -48,6 +51,7 @@ const cfg = quick
       virtual: { entries: 500, concurrency: 16 },
       scale: { calls: 500, deadlineMs: 500 },
       timing: { calls: 200, latencyMs: 100 },
+      http: { concurrency: [1, 16, 64], count: 400, warmup: 100, startupRuns: 3 },
     }
   : {
       rounds: 3,
@@ -57,6 +61,7 @@ const cfg = quick
       virtual: { entries: 10_000, concurrency: 16 },
       scale: { calls: 10_000, deadlineMs: 2000 },
       timing: { calls: 1000, latencyMs: 100 },
+      http: { concurrency: [1, 16, 64], durationMs: 5000, warmup: 2000, startupRuns: 10 },
     };
 if (argv.rounds) cfg.rounds = Number(argv.rounds);
 
@@ -70,7 +75,7 @@ const TARGETS = {
   timingErrorP99Ms: 5, // < at 1,000 concurrent calls
 };
 
-const sections = ["unary", "stream", "startup", "virtual", "scale", "timing"];
+const sections = ["unary", "stream", "startup", "virtual", "scale", "timing", "http"];
 const only = argv.only ? new Set(argv.only.split(",")) : new Set(sections);
 const log = (...a) => process.stderr.write(`bench: ${a.join(" ")}\n`);
 
@@ -82,6 +87,7 @@ ensureProtoset();
 const payloads = await writePayloadFile();
 const ghz = findTool("ghz");
 const gripmock = findTool("gripmock");
+const mockLlm = findNpmPeer("mock-llm");
 const modelstubBuilt = fs.existsSync(MODELSTUB_BIN) && (process.env.MODELSTUB_BIN ? true : fs.existsSync(DIST_MAIN));
 let loadgen = argv.loadgen === "auto" ? (ghz ? "ghz" : "node") : argv.loadgen;
 if (loadgen === "ghz" && !ghz) {
@@ -91,6 +97,8 @@ if (loadgen === "ghz" && !ghz) {
 const notes = [];
 if (!ghz) notes.push("ghz not installed: unary load used the Node load generator (run bench/install-tools.sh)");
 if (!gripmock) notes.push("GripMock not installed: peer skipped (bench/install-tools.sh; the Go module proxy reachable here refused github.com/bavix/gripmock/v3)");
+if (!mockLlm && only.has("http")) notes.push("mock-llm not installed: the http section measured modelstub against the HTTP floor only (bench/install-tools.sh installs @dwmkerr/mock-llm@0.1.29 into .cache/peers/mock-llm)");
+else if (mockLlm && mockLlm.version !== mockLlm.pinned) notes.push(`mock-llm ${mockLlm.version} installed, ${mockLlm.pinned} pinned: rerun bench/install-tools.sh`);
 if (!modelstubBuilt) notes.push("modelstub not built (dist/src/cli/main.js missing): modelstub measurements skipped; run `npm run build`");
 
 const results = {
@@ -106,6 +114,8 @@ const results = {
     streamLoadgen: "node-loadgen",
     ghz: ghz ? { version: ghz.version, pinned: ghz.pinned, bin: ghz.bin } : null,
     gripmock: gripmock ? { version: gripmock.version, pinned: gripmock.pinned, bin: gripmock.bin } : null,
+    mockLlm: mockLlm ? { package: mockLlm.package, version: mockLlm.version, pinned: mockLlm.pinned, main: mockLlm.main } : null,
+    httpLoadgen: "http-loadgen (bench/load/http-loadgen.mjs, node:http keep-alive Agent, maxSockets = concurrency)",
     schemaSource: payloads.schemaSource,
     sizes: { request: payloads.request.length, response: payloads.response.length, streamFrames: payloads.frames.length, streamBytes: payloads.frames.reduce((a, f) => a + f.length, 0) },
     modelstub: modelstubBuilt ? MODELSTUB_BIN : null,
@@ -120,7 +130,9 @@ const results = {
   virtual: null,
   scale: null,
   timing: null,
+  http: null,
   peer: null,
+  peers: [],
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -153,6 +165,59 @@ async function startGripmock({ waitReady = true } = {}) {
   s.address = `127.0.0.1:${grpcPort}`;
   if (waitReady) await probes.health(s, s.address, 30_000);
   return s;
+}
+
+// HTTP targets: the floor (bare node:http), modelstub's HTTP front, mock-llm. Each resolves once
+// listening (waitReady) or right after spawn (for the start-up metric, which probes itself).
+
+async function startHttpFloor(replyFile, { waitReady = true } = {}) {
+  const port = await freePort();
+  const s = await startServer({ name: "http-floor", node: true, nodeArgs: ["--expose-gc"], args: [HTTP_FLOOR_SERVER, "--reply", replyFile, "--port", String(port)], readyLine: waitReady ? /listening on (\S+)/ : null });
+  s.address = `127.0.0.1:${port}`;
+  return s;
+}
+
+async function startModelstubHttp(script, { waitReady = true } = {}) {
+  const port = await freePort();
+  // gRPC on a port of its own choosing (it is always served); HTTP is what is measured. The
+  // episode cap is lifted as in startModelstub.
+  const args = [MODELSTUB_BIN, "serve", "--script", script, "--grpc", "127.0.0.1:0", "--http", `127.0.0.1:${port}`, "--max-episode-calls", "100000000"];
+  const s = await startServer({ name: "modelstub(http)", node: true, nodeArgs: ["--expose-gc"], args, readyLine: waitReady ? /HTTP listening on http:\/\/(\S+)/ : null, timeoutMs: 30_000 });
+  s.address = `127.0.0.1:${port}`;
+  return s;
+}
+
+/** mock-llm with its default configuration: cwd is an empty directory, so no mock-llm.yaml. */
+async function startMockLlm(cwd, { waitReady = true } = {}) {
+  const port = await freePort();
+  const s = await startServer({
+    name: "mock-llm",
+    node: true,
+    nodeArgs: ["--expose-gc"],
+    args: [mockLlm.main],
+    cwd,
+    env: { HOST: "127.0.0.1", PORT: String(port) },
+    readyLine: waitReady ? /server running on (\S+)/ : null,
+    timeoutMs: 30_000,
+  });
+  s.address = `127.0.0.1:${port}`;
+  return s;
+}
+
+/** One POST on a fresh connection: { status, body }. */
+function httpPost(address, urlPath, body, timeoutMs = 10_000) {
+  const [host, port] = [address.slice(0, address.lastIndexOf(":")), Number(address.slice(address.lastIndexOf(":") + 1))];
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host, port, path: urlPath, method: "POST", agent: false, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), connection: "close" } }, (res) => {
+      const parts = [];
+      res.on("data", (d) => parts.push(d));
+      res.on("end", () => resolve({ status: res.statusCode, body: Buffer.concat(parts).toString() }));
+      res.on("error", reject);
+    });
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`POST ${urlPath} on ${address} timed out`)));
+    req.on("error", reject);
+    req.end(body);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -472,10 +537,162 @@ async function measureTiming() {
   return out;
 }
 
+/** One HTTP load run with the Node HTTP load generator: { rps, p50, p99, mean, calls, ok, ... }. */
+async function httpLoad(address, requestFile, concurrency, { count, durationMs, warmup }) {
+  const j = await runNodeLoadgen(
+    HTTP_LOADGEN,
+    { target: address, path: CHAT_COMPLETIONS_PATH, "body-file": requestFile, concurrency, count: durationMs ? 5_000_000 : count, "duration-ms": durationMs ?? 60_000, warmup: warmup ?? 0, "timeout-ms": 10_000, expect: `"content":${JSON.stringify(HTTP_TEXT)}` },
+    (durationMs ?? 60_000) + 90_000,
+  );
+  return { rps: j.rps, calls: j.calls, ok: j.ok, mismatched: j.mismatched, codes: j.codes, mean: j.latencyMs.mean, p50: j.latencyMs.p50, p99: j.latencyMs.p99, bytes: j.meanResponseBytes, sockets: j.socketsOpened };
+}
+
+/**
+ * The OpenAI-compatible HTTP front: POST /v1/chat/completions req/s and latency at each
+ * concurrency, the HTTP floor, modelstub and mock-llm interleaved as in the unary section; then
+ * spawn to first 200 for each, interleaved.
+ */
+async function measureHttp() {
+  const out = { loadgen: results.meta.httpLoadgen, request: { path: CHAT_COMPLETIONS_PATH, bytes: Buffer.byteLength(httpRequestBody()), text: HTTP_TEXT }, byConcurrency: {}, startup: null };
+  // mock-llm's cwd: an empty directory, so it runs its default configuration. Removed at the
+  // end, or at exit if the run is cut short.
+  const mockDir = mockLlm ? fs.mkdtempSync(path.join(os.tmpdir(), "modelstub-bench-mock-llm-")) : null;
+  const removeMockDir = () => mockDir && fs.rmSync(mockDir, { recursive: true, force: true });
+  process.once("exit", removeMockDir);
+  try {
+    const files = await httpLoadRuns(out, mockDir);
+    out.startup = await measureHttpStartup(files.replyFile, mockDir);
+  } finally {
+    removeMockDir();
+    process.off("exit", removeMockDir);
+  }
+  return out;
+}
+
+/** The load part of measureHttp: fills out.byConcurrency; returns the payload files. */
+async function httpLoadRuns(out, mockDir) {
+  const hc = cfg.http;
+  const targets = [];
+  const started = [];
+  const runs = {};
+  let files;
+  try {
+    // The floor answers modelstub's own reply to the bench request (asked once), with the id's
+    // call sequence set to 1000 as in the gRPC floor; the built constant when modelstub is absent.
+    let reply = httpReplyConstant();
+    out.floorReply = "built constant (lib/http-payloads.mjs; modelstub not built)";
+    let ms = null;
+    if (modelstubBuilt) {
+      ms = await startModelstubHttp(writeScript("http"));
+      started.push(ms);
+      const r = await httpPost(ms.address, CHAT_COMPLETIONS_PATH, httpRequestBody());
+      if (r.status !== 200 || !r.body.includes(JSON.stringify(HTTP_TEXT))) {
+        throw new Error(`modelstub's HTTP reply to the bench request is not the scripted one: ${r.status} ${r.body.slice(0, 300)}`);
+      }
+      reply = normalizeReplyId(r.body);
+      out.floorReply = "modelstub's reply to the bench request, id sequence set to 1000";
+      if (reply !== httpReplyConstant()) out.floorReplyDiffersFromBuiltConstant = true;
+    }
+    files = writeHttpPayloads(reply);
+    out.floorReplyBytes = Buffer.byteLength(reply);
+    const floor = await startHttpFloor(files.replyFile);
+    started.push(floor);
+    targets.push({ name: "floor", server: floor });
+    if (ms) targets.push({ name: "modelstub", server: ms });
+    if (mockLlm) {
+      try {
+        const peer = await startMockLlm(mockDir);
+        started.push(peer);
+        targets.push({ name: "mock-llm", server: peer });
+      } catch (e) {
+        notes.push(`mock-llm did not start: ${e.message}`);
+      }
+    }
+    for (let r = 0; r < cfg.rounds; r++) {
+      for (const c of hc.concurrency) {
+        // Alternate the order each round, so drift in machine load hits every target alike.
+        const order = r % 2 ? [...targets].reverse() : targets;
+        for (const t of order) {
+          log(`http round ${r + 1}/${cfg.rounds} c=${c} ${t.name}`);
+          const res = await httpLoad(t.server.address, files.requestFile, c, hc);
+          if (!res.ok) throw new Error(`${t.name}: no 2xx answers: ${JSON.stringify(res.codes)}`);
+          ((runs[t.name] ??= {})[c] ??= []).push(res);
+        }
+      }
+    }
+  } finally {
+    for (const s of started) await s.stop();
+  }
+  for (const c of hc.concurrency) {
+    const row = {};
+    for (const [name, byC] of Object.entries(runs)) {
+      const rs = byC[c];
+      row[name] = {
+        rps: median(rs.map((x) => x.rps)),
+        p50Ms: median(rs.map((x) => x.p50)),
+        p99Ms: median(rs.map((x) => x.p99)),
+        meanMs: median(rs.map((x) => x.mean)),
+        calls: rs.reduce((a, x) => a + x.calls, 0),
+        non2xx: rs.reduce((a, x) => a + (x.calls - x.ok), 0),
+        mismatched: rs.reduce((a, x) => a + x.mismatched, 0),
+        codes: rs.reduce((a, x) => (Object.entries(x.codes).forEach(([k, v]) => (a[k] = (a[k] ?? 0) + v)), a), {}),
+        responseBytes: median(rs.map((x) => x.bytes)),
+        socketsOpened: rs.map((x) => x.sockets.warmup + x.sockets.measured),
+        rounds: rs.map((x) => round(x.rps, 0)),
+      };
+    }
+    for (const name of ["modelstub", "mock-llm"]) {
+      if (!row[name]) continue;
+      row[name].throughputRatio = ratio(row[name].rps, row.floor.rps);
+      row[name].p50Ratio = ratio(row[name].p50Ms, row.floor.p50Ms);
+      row[name].p99Ratio = ratio(row[name].p99Ms, row.floor.p99Ms);
+    }
+    if (row.modelstub && row["mock-llm"]) row["mock-llm"].modelstubThroughputRatio = ratio(row.modelstub.rps, row["mock-llm"].rps);
+    for (const [name, x] of Object.entries(row)) {
+      if (x.non2xx) notes.push(`http c=${c} ${name}: ${x.non2xx} answers not 2xx: ${JSON.stringify(x.codes)}`);
+      if (x.mismatched) notes.push(`http c=${c} ${name}: ${x.mismatched} 2xx answers without the expected content`);
+    }
+    out.byConcurrency[c] = row;
+  }
+  return files;
+}
+
+/** Spawn to first 200: floor GET /health, modelstub GET /v1/models, mock-llm GET /health. */
+async function measureHttpStartup(replyFile, mockDir) {
+  const kinds = [{ name: "floor", probe: "httpHealth", spawn: () => startHttpFloor(replyFile, { waitReady: false }) }];
+  if (modelstubBuilt) {
+    const script = writeScript("http");
+    kinds.push({ name: "modelstub", probe: "httpModels", spawn: () => startModelstubHttp(script, { waitReady: false }) });
+  }
+  if (mockLlm) kinds.push({ name: "mock-llm", probe: "httpHealth", spawn: () => startMockLlm(mockDir, { waitReady: false }) });
+  const times = {};
+  for (let i = 0; i < cfg.http.startupRuns; i++) {
+    for (const k of i % 2 ? [...kinds].reverse() : kinds) {
+      const s = await k.spawn();
+      try {
+        await probes[k.probe](s, s.address, 30_000);
+        (times[k.name] ??= []).push(Number(process.hrtime.bigint() - s.spawnedAt) / 1e6);
+      } catch (e) {
+        notes.push(`http start-up of ${k.name} failed: ${e.message}`);
+      } finally {
+        await s.stop();
+      }
+    }
+  }
+  const out = {};
+  for (const k of kinds) {
+    const t = times[k.name] ?? [];
+    out[k.name] = { probe: k.probe, medianMs: median(t), minMs: t.length ? Math.min(...t) : null, maxMs: t.length ? Math.max(...t) : null, runs: t.map((x) => round(x, 1)) };
+  }
+  for (const n of ["modelstub", "mock-llm"]) if (out[n]) out[n].ratio = ratio(out[n].medianMs, out.floor.medianMs);
+  if (out.modelstub && out["mock-llm"]) out["mock-llm"].modelstubRatio = ratio(out.modelstub.medianMs, out["mock-llm"].medianMs);
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Run.
 
-const measures = { unary: measureUnary, stream: measureStream, startup: measureStartup, virtual: measureVirtual, scale: measureScale, timing: measureTiming };
+const measures = { unary: measureUnary, stream: measureStream, startup: measureStartup, virtual: measureVirtual, scale: measureScale, timing: measureTiming, http: measureHttp };
 const failures = [];
 for (const name of sections) {
   if (!only.has(name)) continue;
@@ -489,14 +706,31 @@ for (const name of sections) {
     log(`${name} FAILED: ${e.stack ?? e.message}`);
   }
 }
+// Peers: GripMock (gRPC; when go install can fetch it) and mock-llm (OpenAI-compatible HTTP, the
+// one installable here). results.peer is mock-llm when it ran, else GripMock; results.peers both.
 if (gripmock && (results.unary?.byConcurrency || results.startup?.gripmock)) {
-  results.peer = {
+  results.peers.push({
     name: "GripMock",
     version: gripmock.version,
+    transport: "grpc",
     unary: Object.fromEntries(Object.entries(results.unary?.byConcurrency ?? {}).map(([c, row]) => [c, row.gripmock])),
     startup: results.startup?.gripmock ?? null,
-  };
+  });
 }
+const httpRows = Object.entries(results.http?.byConcurrency ?? {}).filter(([, row]) => row["mock-llm"]);
+if (mockLlm && (httpRows.length || results.http?.startup?.["mock-llm"])) {
+  results.peers.push({
+    name: "mock-llm",
+    package: mockLlm.package,
+    version: mockLlm.version,
+    transport: "http",
+    config: "default (no mock-llm.yaml): POST /v1/chat/completions echoes the last user message",
+    standsInFor: "GripMock v3 (the Go module proxy reachable here refuses github.com/bavix/gripmock/v3)",
+    http: Object.fromEntries(httpRows.map(([c, row]) => [c, row["mock-llm"]])),
+    startup: results.http?.startup?.["mock-llm"] ?? null,
+  });
+}
+results.peer = results.peers.find((p) => p.name === "mock-llm") ?? results.peers[0] ?? null;
 results.meta.totalSecs = round((Date.now() - t0) / 1000, 1);
 results.meta.failures = failures;
 
@@ -566,15 +800,39 @@ if (results.timing?.floor) {
   row(`Timing: ${t.calls} x ${t.declaredMs} ms, error p50 ms`, m ? f(m.errorMs.p50, 2) : pending, f(t.floor.errorMs.p50, 2), m ? `+${f(m.excessErrorMs.p50, 2)} ms` : "-", "", undefined);
   row(`Timing: ${t.calls} x ${t.declaredMs} ms, error p99 ms`, m ? f(m.errorMs.p99, 2) : pending, f(t.floor.errorMs.p99, 2), m ? `+${f(m.excessErrorMs.p99, 2)} ms` : "-", `< ${TARGETS.timingErrorP99Ms} ms over floor`, pass);
 }
-if (results.peer) {
-  for (const [c, g] of Object.entries(results.peer.unary)) {
-    if (!g) continue;
-    const ms = results.unary.byConcurrency[c].modelstub;
-    row(`Peer GripMock ${results.peer.version} c=${c} req/s`, ms ? f(ms.rps, 0) : pending, f(g.rps, 0) + " (GripMock)", ms ? f(ratio(ms.rps, g.rps)) + "x" : "-", "", undefined);
+// HTTP: no targets in the issue, so no verdicts; ratios against the HTTP floor.
+if (results.http?.byConcurrency) {
+  for (const [c, r] of Object.entries(results.http.byConcurrency)) {
+    const m = r.modelstub;
+    row(`HTTP c=${c} req/s`, m ? f(m.rps, 0) : pending, f(r.floor.rps, 0), m ? f(m.throughputRatio) + "x" : "-", "", undefined);
+    row(`HTTP c=${c} p50 ms`, m ? f(m.p50Ms, 3) : pending, f(r.floor.p50Ms, 3), m ? f(m.p50Ratio) + "x" : "-", "", undefined);
+    row(`HTTP c=${c} p99 ms`, m ? f(m.p99Ms, 3) : pending, f(r.floor.p99Ms, 3), m ? f(m.p99Ratio) + "x" : "-", "", undefined);
   }
-  if (results.peer.startup) {
-    const ms = results.startup?.modelstub;
-    row(`Peer GripMock start-up median ms`, ms ? f(ms.medianMs, 1) : pending, f(results.peer.startup.medianMs, 1) + " (GripMock)", ms ? f(ratio(ms.medianMs, results.peer.startup.medianMs)) + "x" : "-", "", undefined);
+}
+if (results.http?.startup?.floor) {
+  const m = results.http.startup.modelstub;
+  row(`HTTP start-up median ms (n=${cfg.http.startupRuns}, spawn to first 200)`, m ? f(m.medianMs, 1) : pending, f(results.http.startup.floor.medianMs, 1), m ? f(m.ratio) + "x" : "-", "", undefined);
+}
+for (const peer of results.peers) {
+  if (peer.name === "GripMock") {
+    for (const [c, g] of Object.entries(peer.unary)) {
+      if (!g) continue;
+      const ms = results.unary.byConcurrency[c].modelstub;
+      row(`Peer GripMock ${peer.version} c=${c} req/s`, ms ? f(ms.rps, 0) : pending, f(g.rps, 0) + " (GripMock)", ms ? f(ratio(ms.rps, g.rps)) + "x" : "-", "", undefined);
+    }
+    if (peer.startup) {
+      const ms = results.startup?.modelstub;
+      row(`Peer GripMock start-up median ms`, ms ? f(ms.medianMs, 1) : pending, f(peer.startup.medianMs, 1) + " (GripMock)", ms ? f(ratio(ms.medianMs, peer.startup.medianMs)) + "x" : "-", "", undefined);
+    }
+  } else if (peer.name === "mock-llm") {
+    for (const [c, p] of Object.entries(peer.http)) {
+      const ms = results.http.byConcurrency[c].modelstub;
+      row(`Peer mock-llm ${peer.version} c=${c} req/s (HTTP)`, ms ? f(ms.rps, 0) : pending, f(p.rps, 0) + " (mock-llm)", ms ? f(ratio(ms.rps, p.rps)) + "x" : "-", "", undefined);
+    }
+    if (peer.startup) {
+      const ms = results.http?.startup?.modelstub;
+      row(`Peer mock-llm ${peer.version} start-up median ms (HTTP)`, ms ? f(ms.medianMs, 1) : pending, f(peer.startup.medianMs, 1) + " (mock-llm)", ms ? f(ratio(ms.medianMs, peer.startup.medianMs)) + "x" : "-", "", undefined);
+    }
   }
 }
 results.verdicts = verdicts;
@@ -584,7 +842,7 @@ const table = [header, header.map(() => "---"), ...rows].map((r) => `| ${r.join(
 const lines = [
   `## modelstub bench (${results.meta.mode}, ${results.meta.date})`,
   "",
-  `Node ${process.version}, ${results.meta.cpus} CPUs, load average at start ${results.meta.loadavgAtStart.join(" ")}; unary load: ${results.meta.loadgen}; streams: Node load generator; ${cfg.rounds} round(s), medians.`,
+  `Node ${process.version}, ${results.meta.cpus} CPUs, load average at start ${results.meta.loadavgAtStart.join(" ")}; unary load: ${results.meta.loadgen}; streams: Node load generator${results.http ? "; HTTP: Node http load generator (keep-alive)" : ""}; ${cfg.rounds} round(s), medians.`,
   "",
   table,
   "",
@@ -593,6 +851,32 @@ const lines = [
   `- total ${results.meta.totalSecs} s`,
 ];
 process.stdout.write(lines.join("\n") + "\n");
+
+// --readme: the table (with the machine, the command and the date) replaces what stands between
+// the README's bench markers, so the README always shows one whole run, never a hand-edited mix.
+if (argv.readme) {
+  const readme = path.join(REPO_DIR, "README.md");
+  const text = fs.readFileSync(readme, "utf8");
+  const open = "<!-- section:bench -->";
+  const close = "<!-- /section:bench -->";
+  const a = text.indexOf(open);
+  const b = text.indexOf(close);
+  if (a < 0 || b < a) throw new Error(`README.md has no ${open} ... ${close} markers`);
+  const command = `node bench/run.mjs${process.argv.slice(2).filter((x) => x !== "--readme").map((x) => " " + x).join("")}`;
+  const machine = `${os.cpus().length} x ${os.cpus()[0]?.model ?? "unknown CPU"}, ${round(os.totalmem() / 2 ** 30, 0)} GiB, ${os.type()} ${os.release()}`;
+  const block = [
+    open,
+    `Latest run: \`${command}\` on ${machine}; Node ${process.version}; ${results.meta.date.slice(0, 10)}; load average at start ${results.meta.loadavgAtStart.join(" ")}. Unary load: ${results.meta.loadgen}. ${cfg.rounds} round(s) interleaved, medians; ratios are modelstub over the baseline measured in the same run.`,
+    "",
+    table,
+    "",
+    ...notes.map((n) => `- ${n}`),
+    ...failures.map((x) => `- FAILED: ${x}`),
+    close,
+  ].join("\n");
+  fs.writeFileSync(readme, text.slice(0, a) + block + text.slice(b + close.length));
+  process.stderr.write("bench: wrote the table into README.md\n");
+}
 
 const outFile = argv.out ?? path.join(BENCH_DIR, "results", "latest.json");
 fs.mkdirSync(path.dirname(outFile), { recursive: true });

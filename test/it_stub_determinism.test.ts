@@ -1,4 +1,4 @@
-import { fromBinary } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import type { GetEpisodeResponse } from "../gen/modelstub/v1/control_pb.js";
@@ -24,23 +24,32 @@ function expectSameBytes(actual: Uint8Array, expected: Uint8Array) {
   expect.fail(`episode bytes differ (${a.length} vs ${b.length} bytes): ${diff ?? "fields equal, bytes differ"}`);
 }
 
-async function scenarioOverGrpc(clock: "real" | "virtual", session = "scenario"): Promise<Uint8Array> {
-  const s = await startStubServer(scenarioScript, { clock });
+/** Runs the scenario over gRPC; `driveMs` is the wall time of driving it alone (no start-up). */
+async function scenarioOverGrpc(
+  clock: "real" | "virtual",
+  { session = "scenario", script = scenarioScript, hangDeadlineMs = 100 } = {},
+): Promise<{ bytes: Uint8Array; driveMs: number }> {
+  const s = await startStubServer(script, { clock });
   try {
-    await driveScenario(s.port, session);
+    const t = performance.now();
+    await driveScenario(s.port, session, { hangDeadlineMs });
+    const driveMs = performance.now() - t;
     // The server records a call when it has ended it; the last one was cut off client-side.
     await expect.poll(() => s.stub.inFlight()).toBe(0);
     const res = await s.control.call<GetEpisodeResponse>("GetEpisode", { session });
-    return res.episodeBinpb;
+    return { bytes: res.episodeBinpb, driveMs };
   } finally {
     await s.close();
   }
 }
 
+/** Declared waits of the scenario scaled by `factor`: 100 ms of latency becomes 100 x factor. */
+const scaledScenario = (factor: number) => scenarioScript.replace(/\b(\d+)ms\b/g, (_, n: string) => `${Number(n) * factor}ms`);
+
 describe("the same script yields the same episode bytes", () => {
   it("in two fresh servers in the same process", async () => {
-    const first = await scenarioOverGrpc("real");
-    const second = await scenarioOverGrpc("real");
+    const { bytes: first } = await scenarioOverGrpc("real");
+    const { bytes: second } = await scenarioOverGrpc("real");
     expect(fromBinary(EpisodeSchema, first).calls).toHaveLength(7);
     expectSameBytes(second, first);
   });
@@ -64,12 +73,34 @@ describe("the same script yields the same episode bytes", () => {
     }
   });
 
+  // Why the runs compare: the episode records only declared time (each wait as the script
+  // states it, whichever clock waited it), and the hang cut off by the caller's deadline adds
+  // no time on either clock. So nothing measured differs between the real and the virtual run.
   it("on the virtual clock as on the real clock, because only declared time is recorded", async () => {
-    const t = performance.now();
     const virtual = await scenarioOverGrpc("virtual");
-    const virtualWall = performance.now() - t;
-    expectSameBytes(virtual, await scenarioOverGrpc("real"));
-    expect(virtualWall).toBeLessThan(2000);
+    const real = await scenarioOverGrpc("real");
+    expectSameBytes(virtual.bytes, real.bytes);
+    // The real run must wait 95 ms of latency and the hang's 100 ms deadline (the last call's
+    // 5 ms latency runs inside it), less a little for timer rounding; the virtual run waits for
+    // neither.
+    expect(real.driveMs).toBeGreaterThanOrEqual(180);
+    expect(virtual.driveMs).toBeLessThan(real.driveMs);
+  });
+
+  it("on the virtual clock with 30 s of declared latency, driven in under 1 s of wall time", async () => {
+    // Every declared wait x300: 100 ms of latency becomes 30 s, and the hang's deadline grows
+    // with it (30 s), so each call ends the same way as in the committed run. Only declared
+    // time is recorded, so the episode is the golden one with every time x300, nothing else.
+    const factor = 300;
+    const { bytes, driveMs } = await scenarioOverGrpc("virtual", { script: scaledScenario(factor), hangDeadlineMs: 100 * factor });
+    expect(driveMs).toBeLessThan(1000);
+    const expected = fromBinary(EpisodeSchema, await readFile(goldenPath));
+    for (const c of expected.calls) {
+      c.startMs *= BigInt(factor);
+      c.endMs *= BigInt(factor);
+    }
+    expect(expected.calls.at(-1)!.endMs).toBe(30_000n);
+    expectSameBytes(bytes, toBinary(EpisodeSchema, create(EpisodeSchema, expected)));
   });
 
   it("in process, as the server would record it", async () => {
@@ -121,7 +152,10 @@ describe("the episode records", () => {
       [7, 95, 100], // the hang itself adds nothing: only its declared 5 ms latency
     ]);
     const first = episode.calls[0]!;
-    expect([first.session, first.stepId, first.entry, first.request?.model, first.usage?.totalTokens]).toEqual(["scenario", "plan", "steps.plan[0]", "scenario-model", first.response?.usage?.totalTokens]);
+    expect([first.session, first.stepId, first.entry, first.request?.model]).toEqual(["scenario", "plan", "steps.plan[0]", "scenario-model"]);
+    // Numbers, not two undefineds agreeing: the token rule's counts for the first call.
+    expect([first.usage?.inputTokens, first.usage?.outputTokens, first.usage?.totalTokens]).toEqual([13, 11, 24]);
+    expect(first.response?.usage?.totalTokens).toBe(24);
     expect(first.response?.message?.toolCalls[0]?.id).toBe("call-scenario-1-0");
   });
 

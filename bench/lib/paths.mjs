@@ -16,8 +16,16 @@ export const PROBE = path.join(BENCH_DIR, "lib", "probe.mjs");
 export const FLOOR_SERVER = path.join(BENCH_DIR, "servers", "floor-server.mjs");
 export const LOADGEN = path.join(BENCH_DIR, "load", "loadgen.mjs");
 export const PEER_DIR = path.join(BENCH_DIR, "peer");
+export const HTTP_FLOOR_SERVER = path.join(BENCH_DIR, "servers", "http-floor-server.mjs");
+export const HTTP_LOADGEN = path.join(BENCH_DIR, "load", "http-loadgen.mjs");
+// npm-installed peers (bench/install-tools.sh): .cache/peers/<name>/node_modules/...
+export const PEERS_DIR = path.join(REPO_DIR, ".cache", "peers");
 
 export const GENERATE_PATH = "/modelstub.v1.ModelService/Generate";
 export const GENERATE_STREAM_PATH = "/modelstub.v1.ModelService/GenerateStream";
 export const LIST_MODELS_PATH = "/modelstub.v1.ModelService/ListModels";
 export const HEALTH_CHECK_PATH = "/grpc.health.v1.Health/Check";
+
+export const CHAT_COMPLETIONS_PATH = "/v1/chat/completions";
+export const HTTP_MODELS_PATH = "/v1/models";
+export const HTTP_HEALTH_PATH = "/health";

@@ -4,12 +4,15 @@ import fs from "node:fs";
 import path from "node:path";
 import { CACHE_DIR } from "./paths.mjs";
 import { STREAM_TEXT, UNARY_REPLY } from "./payloads.mjs";
+import { HTTP_TEXT } from "./http-payloads.mjs";
 
 const q = JSON.stringify; // a JSON string is a valid YAML flow scalar
 
 export const scriptTexts = {
   /** Unary: one reply, forever. */
   unary: () => `entries:\n  on_exhausted: cycle\n  entries:\n    - reply: ${q(UNARY_REPLY)}\n`,
+  /** HTTP: one reply, forever; the text mock-llm echoes back from the bench request. */
+  http: () => `entries:\n  on_exhausted: cycle\n  entries:\n    - reply: ${q(HTTP_TEXT)}\n`,
   /** Streaming: 1,000 one-character chunks, no declared delay. */
   stream: () => `entries:\n  on_exhausted: cycle\n  entries:\n    - reply:\n        text: ${q(STREAM_TEXT)}\n        chunking: {chars: 1}\n`,
   /** Virtual time: n entries declaring 1 s each, used once in order. */

@@ -1,9 +1,10 @@
-// External load generator and peer: ghz and GripMock, pinned, installed with `go install` into
-// .cache/bin by bench/install-tools.sh. Both are optional: the bench says what it fell back to.
+// External load generator and peers: ghz and GripMock, pinned, installed with `go install` into
+// .cache/bin, and mock-llm, pinned, installed with npm into .cache/peers/mock-llm, all by
+// bench/install-tools.sh. All optional: the bench says what it fell back to or skipped.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { TOOLS_BIN } from "./paths.mjs";
+import { PEERS_DIR, TOOLS_BIN } from "./paths.mjs";
 
 export const PINNED = {
   ghz: { module: "github.com/bojand/ghz", pkg: "github.com/bojand/ghz/cmd/ghz", version: "v0.120.0" },
@@ -31,4 +32,32 @@ export function findTool(name) {
     if (m) version = m[1];
   } catch {}
   return { bin, version, pinned: PINNED[name].version };
+}
+
+// npm peers: installed with `npm install --prefix .cache/peers/<name> <package>@<version>`.
+export const PINNED_NPM = {
+  "mock-llm": { package: "@dwmkerr/mock-llm", version: "0.1.29" },
+};
+
+/**
+ * An npm-installed peer: { name, package, dir, main (its bin script, run with node), version
+ * (from its package.json), pinned }, or null. MOCK_LLM_DIR (the package's own directory) points
+ * elsewhere.
+ */
+export function findNpmPeer(name) {
+  const pin = PINNED_NPM[name];
+  const envName = `${name.toUpperCase().replace(/-/g, "_")}_DIR`;
+  const candidates = [process.env[envName], path.join(PEERS_DIR, name, "node_modules", ...pin.package.split("/"))].filter(Boolean);
+  for (const dir of candidates) {
+    const pkgFile = path.join(dir, "package.json");
+    if (!fs.existsSync(pkgFile)) continue;
+    try {
+      const pkg = JSON.parse(fs.readFileSync(pkgFile, "utf8"));
+      const bin = typeof pkg.bin === "string" ? pkg.bin : pkg.bin?.[name] ?? Object.values(pkg.bin ?? {})[0] ?? pkg.main;
+      const main = path.join(dir, bin);
+      if (!fs.existsSync(main)) continue;
+      return { name, package: pkg.name, dir, main, version: pkg.version, pinned: pin.version };
+    } catch {}
+  }
+  return null;
 }

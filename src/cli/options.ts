@@ -11,7 +11,7 @@ export interface OptionSpec {
   default?: string;
   /** Allowed values, checked. */
   values?: readonly string[];
-  /** Placeholder in --help, like HOST:PORT. */
+  /** Placeholder in --help, like HOST:PORT; options with `values` list them beside it. */
   arg?: string;
   description: string;
 }
@@ -20,6 +20,9 @@ export interface OptionSpec {
 export class UsageError extends Error {}
 
 export type ResolvedOptions = Record<string, string | boolean | undefined>;
+
+/** Where an option's value came from: a flag wins over its variable, which wins over the default. */
+export type OptionSource = "flag" | "env" | "default";
 
 const truthy = new Set(["1", "true", "yes", "on"]);
 
@@ -31,7 +34,7 @@ export function resolveOptions(
   specs: readonly OptionSpec[],
   argv: string[],
   env: NodeJS.ProcessEnv = process.env,
-): { options: ResolvedOptions; positionals: string[] } {
+): { options: ResolvedOptions; positionals: string[]; sources: Record<string, OptionSource> } {
   let parsed;
   try {
     parsed = parseArgs({
@@ -44,19 +47,26 @@ export function resolveOptions(
     throw new UsageError((err as Error).message.replace(/\. To specify a positional argument.*$/, ""));
   }
   const options: ResolvedOptions = {};
+  const sources: Record<string, OptionSource> = {};
   for (const s of specs) {
     let v: string | boolean | undefined = (parsed.values as ResolvedOptions)[s.name];
+    let source: OptionSource = "flag";
     if (v === undefined && s.env && env[s.env] !== undefined && env[s.env] !== "") {
       const raw = env[s.env]!;
       v = s.type === "boolean" ? truthy.has(raw.toLowerCase()) : raw;
+      source = "env";
     }
-    if (v === undefined) v = s.type === "boolean" ? (s.default === "true") : s.default;
+    if (v === undefined) {
+      v = s.type === "boolean" ? (s.default === "true") : s.default;
+      source = "default";
+    }
+    sources[s.name] = source;
     if (typeof v === "string" && s.values && !s.values.includes(v)) {
       throw new UsageError(`--${s.name} must be one of ${s.values.join(", ")}, not ${JSON.stringify(v)}`);
     }
     options[s.name] = v;
   }
-  return { options, positionals: parsed.positionals };
+  return { options, positionals: parsed.positionals, sources };
 }
 
 /** The options part of --help, one block per option. */
@@ -64,7 +74,13 @@ export function formatOptionsHelp(specs: readonly OptionSpec[]): string {
   return specs
     .map((s) => {
       const flag = `--${s.name}${s.type === "string" ? ` ${s.arg ?? "VALUE"}` : ""}`;
-      const extra = [s.env ? `env ${s.env}` : "", s.default !== undefined ? `default ${s.default}` : ""].filter(Boolean).join("; ");
+      const extra = [
+        s.values ? `one of ${s.values.join(", ")}` : "",
+        s.env ? `env ${s.env}` : "",
+        s.default !== undefined ? `default ${s.default}` : "",
+      ]
+        .filter(Boolean)
+        .join("; ");
       return `  ${flag}\n      ${s.description}${extra ? ` (${extra})` : ""}`;
     })
     .join("\n");

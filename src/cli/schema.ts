@@ -5,7 +5,7 @@ import { ScriptSchema } from "../engine/script-schema.js";
 export function scriptJsonSchema(): Record<string, unknown> {
   return {
     ...z.toJSONSchema(ScriptSchema, { target: "draft-2020-12", io: "input" }),
-    $id: "https://modelstub.dev/schema/script.json",
+    $id: "urn:modelstub:schema:script",
     title: "modelstub script",
   };
 }

@@ -11,8 +11,10 @@ import { ScriptError } from "../engine/script-error.js";
 import { splitAddress, startGrpcServer, type RunningGrpcServer } from "../grpc/start-grpc-server.js";
 import { startHttpServer, type RunningHttpServer } from "../http/start-http-server.js";
 import { createLogger, type LogFormat, type LogLevel, type Logger } from "../log/create-logger.js";
-import { writeEpisodeFile } from "../record/write-episode-file.js";
-import { formatOptionsHelp, intOption, resolveOptions, UsageError, type ResolvedOptions } from "./options.js";
+import type { Episode } from "../../gen/modelstub/v1/episode_pb.js";
+import { Code } from "../engine/status-code.js";
+import { createEpisodeWriter } from "../record/create-episode-writer.js";
+import { formatOptionsHelp, intOption, resolveOptions, UsageError, type OptionSource, type ResolvedOptions } from "./options.js";
 import { serveOptions } from "./serve-options.js";
 
 const usage = `usage: modelstub serve [options]
@@ -49,26 +51,58 @@ async function credentialsOf(options: ResolvedOptions): Promise<ServerCredential
   }
 }
 
+/**
+ * --quiet is --log-level warn, unless --log-level is given as a flag: a flag wins over any
+ * variable, so MODELSTUB_QUIET=1 in a container's environment cannot hide an explicit flag.
+ */
+function logLevelOf(options: ResolvedOptions, sources: Record<string, OptionSource>): LogLevel {
+  if (options["quiet"] && sources["log-level"] !== "flag") return "warn";
+  return options["log-level"] as LogLevel;
+}
+
+/** The resolved options and where each came from, for the debug log; the control token is never logged. */
+function configurationFields(options: ResolvedOptions, sources: Record<string, OptionSource>): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  const fromFlags: string[] = [];
+  const fromEnv: string[] = [];
+  for (const o of serveOptions) {
+    if (o.name === "help") continue;
+    const v = options[o.name];
+    fields[o.name] = o.name === "control-token" && v ? "(set)" : v;
+    if (sources[o.name] === "flag") fromFlags.push(o.name);
+    if (sources[o.name] === "env") fromEnv.push(o.env!);
+  }
+  return { ...fields, from_flags: fromFlags, from_env: fromEnv };
+}
+
 function logFormatOf(options: ResolvedOptions): LogFormat {
   const f = options["log-format"];
   if (f === "json" || f === "text") return f;
   return process.stderr.isTTY ? "text" : "json";
 }
 
-/** Records episodes into the record dir; tracks the writes so shutdown can wait for them. */
+/**
+ * Records episodes into the record dir, one write queue per session (the latest episode wins);
+ * shutdown waits for the queues. record() resolves once the files are written, so a reset or
+ * reload answers after that; when they cannot be written it logs and rejects with the status the
+ * control call answers.
+ */
 function createRecorder(dir: string | undefined, logger: Logger) {
-  const pending = new Set<Promise<unknown>>();
+  const writer = dir ? createEpisodeWriter(dir) : undefined;
   return {
-    record(episode: Parameters<typeof writeEpisodeFile>[1]) {
-      if (!dir) return;
-      const p = writeEpisodeFile(dir, episode).then(
-        (path) => logger.info("episode recorded", { session: episode.session, calls: episode.calls.length, path }),
-        (err: Error) => logger.error("cannot record episode", { session: episode.session, error: err.message }),
-      );
-      pending.add(p);
-      void p.finally(() => pending.delete(p));
+    async record(episode: Episode): Promise<void> {
+      if (!writer) return;
+      try {
+        const path = await writer.write(episode);
+        logger.info("episode recorded", { session: episode.session, calls: episode.calls.length, path });
+      } catch (err) {
+        const error = (err as Error).message;
+        logger.error("cannot record episode", { session: episode.session, error });
+        const message = `the closed episode of session ${JSON.stringify(episode.session)} could not be written to --record-dir: ${error} (the session has a new episode all the same)`;
+        throw Object.assign(new Error(message), { status: { code: Code.INTERNAL, message } });
+      }
     },
-    settled: () => Promise.all(pending),
+    settled: () => writer?.settled() ?? Promise.resolve(),
   };
 }
 
@@ -85,11 +119,30 @@ function drained(stub: Stub, ms: number): Promise<boolean> {
   });
 }
 
+/** Catches SIGTERM and SIGINT once; `received` resolves with the first one's name. */
+function catchStopSignals(): { received: Promise<string>; release(): void } {
+  let stop: (sig: string) => void = () => {};
+  const received = new Promise<string>((resolve) => {
+    stop = (sig: string) => {
+      release();
+      resolve(sig);
+    };
+  });
+  const release = () => {
+    process.off("SIGTERM", stop);
+    process.off("SIGINT", stop);
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+  return { received, release };
+}
+
 /** `modelstub serve`: runs until SIGTERM or SIGINT, then shuts down gracefully and exits 0. */
 export async function serve(argv: string[]): Promise<number> {
   let options: ResolvedOptions;
+  let sources: Record<string, OptionSource>;
   try {
-    ({ options } = resolveOptions(serveOptions, argv));
+    ({ options, sources } = resolveOptions(serveOptions, argv));
   } catch (err) {
     if (err instanceof UsageError) {
       process.stderr.write(`modelstub serve: ${err.message}\n\n${usage}`);
@@ -101,7 +154,11 @@ export async function serve(argv: string[]): Promise<number> {
     process.stdout.write(usage);
     return 0;
   }
-  const logger = createLogger({ level: options["quiet"] ? "warn" : (options["log-level"] as LogLevel), format: logFormatOf(options) });
+  // Signals are caught from here on, before anything listens: a SIGTERM that lands between the
+  // "listening" line and the wait below still gets a graceful shutdown, never Node's default kill.
+  const stopSignal = catchStopSignals();
+  const logger = createLogger({ level: logLevelOf(options, sources), format: logFormatOf(options) });
+  logger.debug("configuration", configurationFields(options, sources));
   let grpc: RunningGrpcServer | undefined;
   let http: RunningHttpServer | undefined;
   let stub: Stub;
@@ -122,6 +179,7 @@ export async function serve(argv: string[]): Promise<number> {
     let script: CompiledScript;
     try {
       script = options["script"] ? await loadScriptFile(String(options["script"])) : defaultScript();
+      logger.debug("script loaded", { script: script.name, file: options["script"] ?? "(built-in default)", entries: script.entryCount });
     } catch (err) {
       if (err instanceof ScriptError) throw new ServeError(err.message);
       throw err;
@@ -132,6 +190,7 @@ export async function serve(argv: string[]): Promise<number> {
       clock: options["clock"] === "virtual" ? createVirtualClock() : createRealClock(),
       maxSessions: intOption(options, "max-sessions"),
       maxEpisodeCalls: intOption(options, "max-episode-calls"),
+      maxEpisodeBytes: intOption(options, "max-episode-bytes"),
       onEpisodeClosed: (e) => recorder.record(e),
     });
     try {
@@ -156,19 +215,11 @@ export async function serve(argv: string[]): Promise<number> {
         throw new ServeError(`cannot listen on ${options["http"]}: ${/EADDRINUSE/.test(msg) ? "the address is in use (pick another with --http)" : msg}`);
       }
     }
-    process.stdout.write(`modelstub: serving script ${JSON.stringify(script.name)} (${script.entryCount} entries, ${options["clock"]} clock)\n`);
+    process.stdout.write(`modelstub: serving script ${JSON.stringify(script.name)} (${script.entryCount} ${script.entryCount === 1 ? "entry" : "entries"}, ${options["clock"]} clock)\n`);
     process.stdout.write(`modelstub: gRPC listening on ${grpc.address}${credentials ? " (TLS)" : ""}\n`);
     if (http) process.stdout.write(`modelstub: HTTP listening on http://${http.address}\n`);
 
-    const signal = await new Promise<string>((resolve) => {
-      const stop = (sig: string) => {
-        process.off("SIGTERM", stop);
-        process.off("SIGINT", stop);
-        resolve(sig);
-      };
-      process.on("SIGTERM", stop);
-      process.on("SIGINT", stop);
-    });
+    const signal = await stopSignal.received;
     // Drain: orchestrators see NOT_SERVING at once, new calls are refused, calls in flight
     // get the grace period; what is still running then is cut off (and recorded as such).
     logger.info("shutting down", { signal, in_flight: stub.inFlight(), grace_ms: graceMs });
@@ -178,12 +229,16 @@ export async function serve(argv: string[]): Promise<number> {
     if (!finished) logger.warn("grace period over: cutting off calls in flight", { in_flight: stub.inFlight() });
     await Promise.all([grpc.close(0), http?.close(0)]);
     await drained(stub, 1000);
-    for (const e of stub.episodes()) if (e.calls.length > 0) recorder.record(e);
+    // Episodes closed by a reset are queued first, so each session's file ends with its last one.
+    await stub.closing();
+    // A failed write is logged by the recorder; shutdown goes on.
+    for (const e of stub.episodes()) if (e.calls.length > 0) void recorder.record(e).catch(() => undefined);
     await recorder.settled();
     logger.info("stopped", {});
     logger.flush();
     return 0;
   } catch (err) {
+    stopSignal.release();
     await Promise.all([grpc?.close(0), http?.close(0)]);
     if (err instanceof ServeError || err instanceof UsageError) {
       logger.flush();

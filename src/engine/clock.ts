@@ -57,3 +57,22 @@ export function createVirtualClock(startMs = 0): Clock & { advance(ms: number): 
     },
   };
 }
+
+/** The grain of a call's deadline budget under the virtual clock, in ms. */
+export const budgetGrainMs = 10;
+
+/**
+ * The budget the virtual clock holds declared waits against: the caller's remaining time,
+ * rounded UP to whole 10 ms. The remaining time arrives measured (grpc-timeout is counted from
+ * the client's clock when it sends, and the server loses a little more before the handler runs),
+ * so it is a few ms short of the deadline the caller chose, by a different amount each run.
+ * Rounding up recovers a deadline given in whole 10 ms exactly while less than 10 ms was lost,
+ * so a declared timeline ending at or before the deadline completes, and one ending after it
+ * is DEADLINE_EXCEEDED, in every run. Rounding down would instead fall on either side of the
+ * deadline depending on whether a millisecond was lost. Infinity (no deadline) stays Infinity.
+ */
+export function virtualBudgetMs(remainingMs: number): number {
+  if (!Number.isFinite(remainingMs)) return remainingMs;
+  // A hair of tolerance so float noise (a budget of 5000.0000001) does not round up a grain.
+  return Math.ceil(remainingMs / budgetGrainMs - 1e-9) * budgetGrainMs;
+}

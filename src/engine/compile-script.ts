@@ -1,6 +1,6 @@
 import { FinishReason } from "../../gen/modelstub/v1/model_pb.js";
 import { compileMatcher, type Matcher } from "./match-request.js";
-import { parseDuration } from "./parse-duration.js";
+import { maxDurationMs, parseDuration } from "./parse-duration.js";
 import type { ChunkingInput, EntryInput, ErrorInput, LatencyInput, ListInput, ScriptInput } from "./script-schema.js";
 import { Code, type CodeName } from "./status-code.js";
 import { findJsonError } from "./find-json-error.js";
@@ -20,6 +20,12 @@ export interface CallStatus {
   message: string;
   /** Trailing metadata, in script order. */
   trailers: readonly (readonly [string, string])[];
+  /**
+   * false for the stub's own limits (the session and episode caps): only a reset or a restart
+   * lifts them, so sending the same call again cannot help. The HTTP front tells clients with
+   * `x-should-retry: false`. Unset for scripted statuses: those mean what the script says.
+   */
+  retryable?: false;
 }
 
 /** How to cut text into stream chunks. */
@@ -118,16 +124,45 @@ function compileStatus(e: ErrorInput, fallback: string): CallStatus {
   return { code, message: e.message ?? fallback, trailers: Object.entries(e.trailers ?? {}) };
 }
 
-function compileLatency(l: LatencyInput | undefined, inherited: { first: number; per: number }): { first: number; per: number } {
+/** A declared wait in ms, refused past maxDurationMs (see there why); `what` names it in the message. */
+function checkedDuration(ms: number, what: string, path: (string | number)[], report: Report): number {
+  if (ms <= maxDurationMs) return ms;
+  report(path, `${what} is longer than the longest wait, 24 days (${maxDurationMs} ms)`, "timers cannot wait longer; for a call that never answers, use hang: true");
+  return maxDurationMs;
+}
+
+function rateWait(chunksPerSecond: number, path: (string | number)[], report: Report): number {
+  const ms = Math.round(1000 / chunksPerSecond);
+  return checkedDuration(ms, `chunks_per_second ${chunksPerSecond} (a wait of ${ms} ms per chunk)`, path, report);
+}
+
+function compileLatency(
+  l: LatencyInput | undefined,
+  inherited: { first: number; per: number },
+  path: (string | number)[],
+  report: Report,
+): { first: number; per: number } {
   if (l === undefined) return inherited;
-  if (typeof l === "number" || typeof l === "string") return { first: parseDuration(l)!, per: inherited.per };
+  const duration = (d: number | string, at: (string | number)[]) => {
+    const ms = parseDuration(d)!;
+    return checkedDuration(ms, typeof d === "number" ? `the duration ${d} ms` : `the duration ${JSON.stringify(d)} (${ms} ms)`, at, report);
+  };
+  if (typeof l === "number" || typeof l === "string") return { first: duration(l, path), per: inherited.per };
+  if (l.per_chunk !== undefined && l.chunks_per_second !== undefined) {
+    report(
+      path,
+      "per_chunk and chunks_per_second both set the wait between chunks: expected one of them",
+      "keep per_chunk for a fixed wait (like 50ms), or chunks_per_second for a rate (like 20)",
+      { key: "chunks_per_second" },
+    );
+  }
   const per =
     l.per_chunk !== undefined
-      ? parseDuration(l.per_chunk)!
+      ? duration(l.per_chunk, [...path, "per_chunk"])
       : l.chunks_per_second !== undefined
-        ? Math.round(1000 / l.chunks_per_second)
+        ? rateWait(l.chunks_per_second, [...path, "chunks_per_second"], report)
         : inherited.per;
-  return { first: l.first_byte !== undefined ? parseDuration(l.first_byte)! : inherited.first, per };
+  return { first: l.first_byte !== undefined ? duration(l.first_byte, [...path, "first_byte"]) : inherited.first, per };
 }
 
 function compileChunking(c: ChunkingInput | undefined, inherited: Chunking): Chunking {
@@ -143,6 +178,28 @@ function regexInfo(source: string): CaptureInfo {
   return { groups, names };
 }
 
+/** A value JSON-escaped, without its quotes: what goes between the quotes of a JSON string. */
+const jsonEscape = (value: string) => JSON.stringify(value).slice(1, -1);
+
+/**
+ * Checks arguments written as a JSON text. Each `{{variable}}` must sit inside a JSON string:
+ * its value goes in JSON-escaped, so a quote or a line break in it cannot break the JSON, and
+ * the text is valid JSON at load time exactly when it is valid for every value.
+ */
+function checkArgumentsText(args: string, fail: (path: (string | number)[], message: string, hint?: string) => void): void {
+  const variable = /\{\{[^{}]*\}\}/g;
+  // Each variable stands in as a text of its own length, valid inside a JSON string and not
+  // outside one; offsets of the JSON check are then offsets of the written text.
+  const bad = findJsonError(args.replace(variable, (v) => "x".padEnd(v.length)));
+  if (!bad) return;
+  const outside = [...args.matchAll(variable)].find((m) => m.index === bad.offset);
+  if (outside) {
+    fail([], `${outside[0]} is outside a JSON string in the arguments text`, `put it inside double quotes, "${outside[0]}" (its value goes in JSON-escaped), or write the arguments as a mapping`);
+  } else {
+    fail([], `arguments text is not valid JSON: ${bad.message} at character ${bad.offset + 1}`, "write the arguments as a mapping, and modelstub writes the JSON for you");
+  }
+}
+
 /** Renders a tool call's arguments: a mapping's string leaves are templates, then JSON. */
 function compileArguments(
   args: unknown,
@@ -152,13 +209,8 @@ function compileArguments(
   if (args === undefined) return { render: () => "{}", literal: "{}" };
   if (typeof args === "string") {
     const t = compileTemplate(args, captures, (m, h, n) => fail([], m, h, n));
-    if (t.literal !== undefined) {
-      const bad = findJsonError(t.literal);
-      if (bad) {
-        fail([], `arguments text is not valid JSON: ${bad.message} at character ${bad.offset + 1}`, "write the arguments as a mapping, and modelstub writes the JSON for you");
-      }
-    }
-    return { render: (c) => t.render(c), literal: t.literal };
+    checkArgumentsText(args, fail);
+    return { render: (c) => t.render(c, jsonEscape), literal: t.literal };
   }
   let dynamic = false;
   const build = (value: unknown, path: (string | number)[]): ((c: import("./template.js").TemplateContext) => unknown) => {
@@ -253,7 +305,7 @@ function compileEntry(
     }
     matcher = compileMatcher(e.match);
   }
-  const latency = compileLatency(e.latency, defaults.latency);
+  const latency = compileLatency(e.latency, defaults.latency, [...path, "latency"], report);
 
   let action: Action;
   if (e.reply !== undefined) {
@@ -331,7 +383,7 @@ export function compileScript(input: ScriptInput, source: string, report: Report
   }
   const d = input.defaults ?? {};
   const defaults = {
-    latency: compileLatency(d.latency, { first: 0, per: 0 }),
+    latency: compileLatency(d.latency, { first: 0, per: 0 }, ["defaults", "latency"], report),
     chunking: compileChunking(d.chunking, { kind: "words" }),
     onExhausted: (d.on_exhausted ?? "fail") as OnExhausted,
   };

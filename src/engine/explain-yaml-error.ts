@@ -1,10 +1,15 @@
 import type { YAMLError } from "yaml";
+import { findUnclosedBracket } from "./find-unclosed-bracket.js";
 
 /** A YAML syntax error, reworded, and moved to the character a person should look at. */
 export interface YamlProblem {
   offset: number;
+  /** Where to read the field path, when not at `offset` (a tab's path is that of the text after it). */
+  pathOffset?: number;
   message: string;
   hint: string;
+  /** The problem is a bracket never closed: the parser misread all that follows it. */
+  unclosed?: boolean;
 }
 
 /** The first non-blank character of the line that holds `offset`, when offset is in its indentation. */
@@ -37,14 +42,33 @@ export function explainYamlError(e: YAMLError, text: string): YamlProblem {
   const pos = e.pos[0];
   const first = e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
   switch (e.code) {
-    case "TAB_AS_INDENT":
-      return { offset: pos, message: "a tab is used for indentation", hint: "YAML indents with spaces only: replace the tab with spaces" };
-    case "BAD_INDENT":
+    case "TAB_AS_INDENT": {
+      const after = /[ \t]*/y;
+      after.lastIndex = pos;
+      after.exec(text);
+      return { offset: pos, pathOffset: after.lastIndex, message: "a tab is used for indentation", hint: "YAML indents with spaces only: replace the tab with spaces" };
+    }
+    case "BAD_INDENT": {
+      // The parser says "must be sufficiently indented and end with a ]" at the end of the text;
+      // when no ] follows at all, the bracket is what needs fixing, where it was opened.
+      const flow = /^Flow (sequence|map) in block collection/.exec(first)?.[1];
+      const open = flow === "sequence" ? "[" : "{";
+      const opened = flow ? findUnclosedBracket(text, open, pos) : undefined;
+      if (opened !== undefined) {
+        const close = open === "[" ? "]" : "}";
+        return {
+          offset: opened,
+          message: `the ${open} ${flow === "sequence" ? "list" : "mapping"} opened here is not closed`,
+          hint: `add ${close} after its last item`,
+          unclosed: true,
+        };
+      }
       return {
         offset: pastIndentation(text, pos),
         message: "this key is not indented like the keys beside it",
         hint: "keys of one mapping start in the same column: line it up with the key above, or indent it further to nest it",
       };
+    }
     case "DUPLICATE_KEY":
       return { offset: pos, message: `the key \`${keyAt(text, pos)}\` is given twice in this mapping`, hint: "each key may appear once: remove one of them" };
     case "BAD_DQ_ESCAPE":

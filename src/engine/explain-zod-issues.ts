@@ -351,15 +351,19 @@ export function explainZodIssues(issues: readonly Issue[], input: unknown, schem
 const durationKeys = new Set(["latency", "first_byte", "per_chunk"]);
 
 function unknownKeyHint(key: string, allowed: readonly string[], schema: AnySchema, path: readonly (string | number)[]): string | undefined {
+  const innerKeys = allowed.map((field) => [field, keysOf(schemasAt(schema, [...path, field]).filter((s) => defOf(s).type === "object"))] as const);
+  // A key one level off: `text` or `chunking` written on the entry instead of under `reply:`.
+  // An exact key of a nested field says more than a near miss here or there (`chunking` is
+  // not a misspelt `chunks_per_second` of `latency:`).
+  const exact = innerKeys.find(([, inner]) => inner.includes(key));
+  if (exact) return `\`${key}\` goes under \`${exact[0]}:\``;
   const near = likelyKey(key, allowed);
   if (near) return `did you mean \`${near}\`?`;
   if (likelyKey(key, ["on_exhausted"]) && allowed.includes("reply")) {
     return "on_exhausted is set per list, `entries: {on_exhausted: cycle, entries: [...]}`, or for all lists under `defaults:`";
   }
-  // A key one level off: `text` written on the entry instead of under `reply:`, or
-  // `latency` written under `reply:` instead of on the entry.
-  for (const field of allowed) {
-    const inner = keysOf(schemasAt(schema, [...path, field]).filter((s) => defOf(s).type === "object"));
+  // A near miss one level off, or `latency` written under `reply:` instead of on the entry.
+  for (const [field, inner] of innerKeys) {
     const hit = likelyKey(key, inner);
     if (hit) return `\`${hit}\` goes under \`${field}:\``;
   }

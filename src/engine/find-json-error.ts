@@ -2,6 +2,8 @@
 export interface JsonSyntaxError {
   /** Offset of the offending character (the text's length for an early end). */
   offset: number;
+  /** The field path down to the error: the keys and list indexes entered so far. */
+  path: (string | number)[];
   message: string;
   hint: string;
 }
@@ -18,8 +20,10 @@ class Stop {
  */
 export function findJsonError(text: string): JsonSyntaxError | undefined {
   let i = 0;
+  // Keys and indexes of the values being read, so an error names its field like any other.
+  const path: (string | number)[] = [];
   const stop = (message: string, hint: string, at = i): never => {
-    throw new Stop({ offset: at, message, hint });
+    throw new Stop({ offset: at, message, hint, path: [...path] });
   };
   const here = () => (i >= text.length ? "the end of the file" : `\`${text[i]}\``);
   const space = () => {
@@ -51,15 +55,15 @@ export function findJsonError(text: string): JsonSyntaxError | undefined {
       } else i++;
     }
   };
-  const sequence = (close: "]" | "}", item: () => void) => {
+  const sequence = (close: "]" | "}", item: (index: number) => void) => {
     i++;
     space();
     if (text[i] === close) {
       i++;
       return;
     }
-    for (;;) {
-      item();
+    for (let index = 0; ; index++) {
+      item(index);
       space();
       if (text[i] === close) {
         i++;
@@ -79,14 +83,22 @@ export function findJsonError(text: string): JsonSyntaxError | undefined {
       sequence("}", () => {
         space();
         if (text[i] !== '"') unexpected("a key in double quotes", "JSON keys are written in double quotes");
+        const start = i;
         string();
+        path.push(JSON.parse(text.slice(start, i)) as string);
         space();
         if (text[i] !== ":") stop(`expected \`:\` after the key, got ${here()}`, "write the key, a colon, then the value");
         i++;
         value();
+        path.pop();
       });
-    } else if (c === "[") sequence("]", value);
-    else if (c === '"') string();
+    } else if (c === "[") {
+      sequence("]", (index) => {
+        path.push(index);
+        value();
+        path.pop();
+      });
+    } else if (c === '"') string();
     else {
       const m = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y;
       m.lastIndex = i;

@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node as YamlNode } from "yaml";
 import { compileScript, type CompiledScript, type Report } from "./compile-script.js";
 import { explainYamlError } from "./explain-yaml-error.js";
+import { findCollectionKeys } from "./find-collection-keys.js";
 import { explainZodIssues, type PathIssue } from "./explain-zod-issues.js";
 import { findJsonError } from "./find-json-error.js";
 import { ScriptError, type ScriptIssue } from "./script-error.js";
@@ -99,15 +100,24 @@ export function loadScriptText(text: string, file: string): CompiledScript {
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true });
   if (/\.json$/i.test(file) && text.trim() !== "") {
     const bad = findJsonError(text);
-    // No field path: the YAML reading of broken JSON is no guide to what was meant.
-    if (bad) throw new ScriptError([issue(bad.offset, [], `invalid JSON: ${bad.message}`, bad.hint)]);
+    // The path comes from the JSON walk itself: the YAML reading of broken JSON is no guide.
+    if (bad) throw new ScriptError([issue(bad.offset, bad.path, `invalid JSON: ${bad.message}`, bad.hint)]);
   }
+  // Checked before the syntax errors: `reply: {{last_user}} said` is also a syntax error, and
+  // "must be quoted" says best what went wrong on that line.
+  const collectionKeys = findCollectionKeys(doc, text);
+  const keyIssues = (keys: typeof collectionKeys) => keys.map((k) => issue(k.offset, pathAt(doc, k.offset), k.message, k.hint));
   if (doc.errors.length > 0) {
+    const problems = doc.errors.map((e) => explainYamlError(e, text));
+    // After an unclosed bracket the parser misreads the rest of the file: its errors only echo it.
+    const unclosedAt = Math.min(...problems.filter((p) => p.unclosed).map((p) => p.offset));
     const seenLines = new Set<number>();
     const issues: ScriptIssue[] = [];
-    for (const e of doc.errors) {
-      const p = explainYamlError(e, text);
-      const found = issue(p.offset, pathAt(doc, p.offset), `invalid YAML: ${p.message}`, p.hint);
+    const yamlIssues = problems
+      .filter((p) => p.unclosed || p.offset < unclosedAt)
+      .map((p) => issue(p.offset, pathAt(doc, p.pathOffset ?? p.offset), `invalid YAML: ${p.message}`, p.hint));
+    // Other lists or mappings as keys are often the parser's reading of a syntax error itself.
+    for (const found of [...keyIssues(collectionKeys.filter((k) => k.template)), ...yamlIssues]) {
       // One slip often trips several rules on the same line; the first says it best.
       if (seenLines.has(found.line)) continue;
       seenLines.add(found.line);
@@ -118,6 +128,8 @@ export function loadScriptText(text: string, file: string): CompiledScript {
   if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) {
     throw new ScriptError([issue(0, [], "the script is empty", "a script is a mapping with `entries:` (a list of replies) or `steps:`")]);
   }
+  // Before toJS, which would turn such a key into a text, and print a Node warning doing so.
+  if (collectionKeys.length > 0) throw new ScriptError(sortIssues(keyIssues(collectionKeys)));
   const toIssue = (p: PathIssue): ScriptIssue => {
     const node = locate(doc, p.path, p.key);
     return issue(offsetOf(text, node, p.needle), p.path, p.message, p.hint);

@@ -1,4 +1,11 @@
 const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000 };
+
+/**
+ * The longest declared wait: 24 days (2,073,600,000 ms, `34560m`). Node's timers cannot wait
+ * longer than 2^31-1 ms (about 24.8 days): a longer setTimeout fires after 1 ms, so a longer
+ * latency would quietly become no latency on the real clock. The loader refuses it instead.
+ */
+export const maxDurationMs = 24 * 24 * 60 * 60 * 1000;
 const pattern = /^(\d+(?:\.\d+)?)\s*(ms|s|m)$/;
 
 /**

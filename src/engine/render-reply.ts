@@ -2,7 +2,7 @@ import { Role, type GenerateRequest, type GenerateResponse, type Message, type T
 import type { CompiledReply } from "./compile-script.js";
 import { countRequestTokens, countTokens } from "./count-tokens.js";
 import { splitChunks } from "./split-chunks.js";
-import type { TemplateContext } from "./template.js";
+import { maxTemplateOutputBytes, TemplateTooLargeError, type TemplateContext } from "./template.js";
 
 /** A reply rendered for one call: the whole response, and its stream chunks on demand. */
 export interface RenderedReply {
@@ -35,6 +35,14 @@ export function renderReply(reply: CompiledReply, ctx: TemplateContext, request:
     name: t.name,
     arguments: t.literalArguments ?? t.arguments(ctx),
   }));
+  // Each template is bounded on its own, but a reply can hold many (four `{{last_user}}` in one
+  // arguments mapping): the bound is on the reply. A reply without templates is what the script
+  // author wrote, and is not measured on every call.
+  if (reply.text.literal === undefined || reply.toolCalls.some((t) => t.literalArguments === undefined)) {
+    let size = Buffer.byteLength(text);
+    for (const c of toolCalls) size += Buffer.byteLength(c.arguments);
+    if (size > maxTemplateOutputBytes) throw new TemplateTooLargeError(size);
+  }
   let output = reply.usage.output;
   if (output === undefined) {
     output = countTokens(text);

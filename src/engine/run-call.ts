@@ -11,12 +11,12 @@ import {
 } from "../../gen/modelstub/v1/model_pb.js";
 import { abortReasonOf, waitForAbort } from "./abort-reason.js";
 import { encodeEpisodeCall } from "./encode-episode.js";
-import type { Clock } from "./clock.js";
+import { virtualBudgetMs, type Clock } from "./clock.js";
 import type { CallStatus, CompiledEntry } from "./compile-script.js";
 import { renderReply, type RenderedReply, type StreamChunk } from "./render-reply.js";
 import { viewRequest } from "./request-view.js";
 import { selectEntry } from "./select-entry.js";
-import type { Session } from "./session.js";
+import type { RunningCall, Session } from "./session.js";
 import { Code } from "./status-code.js";
 import { TemplateTooLargeError, type TemplateContext } from "./template.js";
 
@@ -79,17 +79,54 @@ const cancelledStatus: CallStatus = { code: Code.CANCELLED, message: "cancelled 
 /** Thrown inside a call when, under the virtual clock, a declared wait passes the deadline. */
 const virtualDeadline = Symbol("virtual deadline");
 
-class Execution {
+class Execution implements RunningCall {
   elapsed = 0;
   chunksSent = 0;
+  /** Set when a reset or reload closed the call's episode: the status the call ends with. */
+  closedBy: CallStatus | undefined;
+  private controller: AbortController | undefined;
+  private onOuterAbort: (() => void) | undefined;
   constructor(
     private clock: Clock,
     private input: CallInput,
     private budget: number,
   ) {}
 
+  /**
+   * The call's own signal: aborted when the transport cuts the call off (with its reason) or
+   * when a reset closes the call's episode. Made on first use, like the transport's: most calls
+   * never wait.
+   */
   get signal(): AbortSignal {
-    return this.input.signal;
+    if (!this.controller) {
+      const controller = new AbortController();
+      this.controller = controller;
+      const outer = this.input.signal;
+      if (this.closedBy) controller.abort(episodeClosed);
+      else if (outer.aborted) controller.abort(outer.reason);
+      else {
+        this.onOuterAbort = () => controller.abort(outer.reason);
+        outer.addEventListener("abort", this.onOuterAbort, { once: true });
+      }
+    }
+    return this.controller.signal;
+  }
+
+  /** Whether the call has been cut off, without making a signal for a call that never waited. */
+  get aborted(): boolean {
+    return this.closedBy !== undefined || (this.controller ?? this.input).signal.aborted;
+  }
+
+  /** Cuts the call off because its episode closed (RunningCall). A call already cut stays as it was. */
+  close(status: CallStatus): void {
+    if (this.aborted) return;
+    this.closedBy = status;
+    this.controller?.abort(episodeClosed);
+  }
+
+  /** Detaches from the transport's signal; once, when the call ends. */
+  release(): void {
+    if (this.onOuterAbort) this.input.signal.removeEventListener("abort", this.onOuterAbort);
   }
 
   async wait(ms: number): Promise<void> {
@@ -104,7 +141,23 @@ class Execution {
     if (this.clock.kind === "virtual" && Number.isFinite(this.budget)) return Promise.reject(virtualDeadline);
     return waitForAbort(this.signal);
   }
+
+  /** How a call that threw `err` ends: cut off (deadline, cancel, closed episode), or rethrown. */
+  endingOf(err: unknown): Ending {
+    if (err === virtualDeadline) return { result: { kind: "status", status: deadlineStatus }, outcome: Outcome.DEADLINE_EXCEEDED, status: deadlineStatus };
+    // The transport has not ended this call: the closing status goes on the wire.
+    if (this.closedBy) return { result: { kind: "status", status: this.closedBy }, outcome: Outcome.CANCELLED, status: this.closedBy };
+    const signal = (this.controller ?? this.input).signal;
+    if (!signal.aborted) throw err;
+    const reason = abortReasonOf(signal);
+    return reason === "deadline"
+      ? { result: { kind: "aborted", reason }, outcome: Outcome.DEADLINE_EXCEEDED, status: deadlineStatus }
+      : { result: { kind: "aborted", reason }, outcome: Outcome.CANCELLED, status: cancelledStatus };
+  }
 }
+
+/** The abort reason of a call whose episode a reset or reload closed. */
+const episodeClosed = "episode closed";
 
 interface Ending {
   result: CallResult;
@@ -142,14 +195,14 @@ async function runReply(entry: CompiledEntry, rendered: RenderedReply, input: Ca
         try {
           await x.hang();
         } catch (err) {
-          const ended = endingOfAbort(err, x.signal);
+          const ended = x.endingOf(err);
           return { ...ended, outcome: Outcome.STREAM_BROKEN, response, streamBreak: StreamBreak.HANG };
         }
       }
       if (i === chunks.length) break;
       if (i > 0) await x.wait(entry.perChunkMs);
       // A cut-off call writes nothing more, even when its chunks need no wait.
-      if (x.signal.aborted) throw x.signal.reason;
+      if (x.aborted) throw x.signal.reason;
       if (stream) {
         input.onFrame!(frameOf(response.id, response.model, chunks[i]!));
         x.chunksSent++;
@@ -165,15 +218,6 @@ async function runReply(entry: CompiledEntry, rendered: RenderedReply, input: Ca
     });
   }
   return { result: { kind: "ok", response }, outcome: Outcome.OK, response };
-}
-
-function endingOfAbort(err: unknown, signal: AbortSignal): Ending {
-  if (err === virtualDeadline) return { result: { kind: "status", status: deadlineStatus }, outcome: Outcome.DEADLINE_EXCEEDED, status: deadlineStatus };
-  if (!signal.aborted) throw err;
-  const reason = abortReasonOf(signal);
-  return reason === "deadline"
-    ? { result: { kind: "aborted", reason }, outcome: Outcome.DEADLINE_EXCEEDED, status: deadlineStatus }
-    : { result: { kind: "aborted", reason }, outcome: Outcome.CANCELLED, status: cancelledStatus };
 }
 
 async function execute(entry: CompiledEntry, rendered: RenderedReply | undefined, input: CallInput, x: Execution): Promise<Ending> {
@@ -204,23 +248,41 @@ function statusEnding(status: CallStatus): Ending {
   return { result: { kind: "status", status }, outcome: Outcome.ERROR, status };
 }
 
+/** Calls the observers of a finished call; returns what the first one that failed threw. */
+function notify(log: CallLog, hooks: readonly (((log: CallLog) => void) | undefined)[]): { error: unknown } | undefined {
+  let failed: { error: unknown } | undefined;
+  for (const hook of hooks) {
+    try {
+      hook?.(log);
+    } catch (error) {
+      failed ??= { error };
+    }
+  }
+  return failed;
+}
+
 /**
  * Runs one call in a session: picks the entry, renders the reply, waits the declared
  * latencies on the session's clock, streams frames, and records the call in the episode.
- * Never rejects: every failure ends as a CallResult.
+ * Never rejects: every failure ends as a CallResult, a throwing hook included.
+ *
+ * The call records into the episode that was open when it started, even when a reset or
+ * reload closes that episode meanwhile (the reset cuts the call off and waits for it).
  */
 export async function runCall(session: Session, clock: Clock, input: CallInput, onCall?: (log: CallLog) => void): Promise<CallResult> {
-  const sequence = ++session.sequence;
-  const startMs = session.timelineMs;
-  input.onStart?.({ sequence, startMs });
+  const episode = session.episode;
+  const sequence = ++episode.sequence;
+  const startMs = episode.timelineMs;
   const request = input.request;
-  const x = new Execution(clock, input, input.budgetMs ?? Infinity);
+  const x = new Execution(clock, input, virtualBudgetMs(input.budgetMs ?? Infinity));
+  episode.running.add(x);
   const fromRequest = request.stepId;
   const fromMetadata = input.stepFromMetadata ?? "";
   const stepId = fromRequest || fromMetadata;
   let entryRef = "";
   let ending: Ending;
   try {
+    input.onStart?.({ sequence, startMs });
     if (fromRequest && fromMetadata && fromRequest !== fromMetadata) {
       ending = statusEnding({
         code: Code.INVALID_ARGUMENT,
@@ -254,14 +316,14 @@ export async function runCall(session: Session, clock: Clock, input: CallInput, 
     }
   } catch (err) {
     try {
-      ending = endingOfAbort(err, input.signal);
+      ending = x.endingOf(err);
     } catch {
       ending = statusEnding(internalStatus(err));
     }
   }
+  x.release();
   const endMs = startMs + x.elapsed;
-  if (endMs > session.timelineMs) session.timelineMs = endMs;
-  session.calls[sequence - 1] = encodeEpisodeCall(record(session, sequence, stepId, entryRef, input, ending, startMs, endMs, x.chunksSent));
+  if (endMs > episode.timelineMs) episode.timelineMs = endMs;
   const log: CallLog = {
     session: session.name,
     method: input.method,
@@ -272,8 +334,18 @@ export async function runCall(session: Session, clock: Clock, input: CallInput, 
     code: ending.status?.code ?? 0,
     declaredMs: x.elapsed,
   };
-  onCall?.(log);
-  input.onLog?.(log);
+  // A hook that throws is a bug of whoever passed it; the client learns of it as INTERNAL, and
+  // the episode records what the client saw.
+  const failedHook = notify(log, [onCall, input.onLog]);
+  if (failedHook) ending = statusEnding(internalStatus(failedHook.error));
+  try {
+    episode.calls[sequence - 1] = encodeEpisodeCall(record(session, sequence, stepId, entryRef, input, ending, startMs, endMs, x.chunksSent));
+  } catch (err) {
+    // Unreachable with well-formed messages; the slot stays empty rather than the call hanging.
+    ending = statusEnding(internalStatus(err));
+  } finally {
+    episode.finish(x);
+  }
   return ending.result;
 }
 

@@ -1,4 +1,4 @@
-import type { CompiledList, CompiledScript } from "./compile-script.js";
+import type { CallStatus, CompiledList, CompiledScript } from "./compile-script.js";
 
 /** How far a session has got through one list: uses per entry. */
 export interface ListCursor {
@@ -8,18 +8,68 @@ export interface ListCursor {
   served: number;
 }
 
+/** A call running in an episode, as the episode sees it: something a reset can cut off. */
+export interface RunningCall {
+  /** Ends the call's waits at once; the call then ends with `status`. */
+  close(status: CallStatus): void;
+}
+
+/**
+ * One episode of a session: its recorded calls, sequence numbers and declared timeline. A call
+ * captures the journal it started in and records into that one, so a reset that swaps in a new
+ * journal while the call runs can never mix two episodes.
+ */
+export class EpisodeJournal {
+  /** Recorded calls, encoded, by sequence - 1; a slot stays empty while its call is in flight. */
+  calls: (Uint8Array | undefined)[] = [];
+  /** Bytes of the recorded calls (their encoded lengths summed), counted as calls finish, for --max-episode-bytes. */
+  bytes = 0;
+  /** Last sequence number handed out. */
+  sequence = 0;
+  /** The declared timeline, in ms: where the next call starts. */
+  timelineMs = 0;
+  /** Calls of this episode still running. */
+  readonly running = new Set<RunningCall>();
+  private onIdle: (() => void) | undefined;
+
+  /** Marks a call finished (after it has recorded itself). */
+  finish(call: RunningCall): void {
+    this.running.delete(call);
+    if (this.running.size === 0) this.onIdle?.();
+  }
+
+  /** Resolves once no call of this episode is running. */
+  settled(): Promise<void> {
+    if (this.running.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const previous = this.onIdle;
+      this.onIdle = () => {
+        this.onIdle = undefined;
+        previous?.();
+        resolve();
+      };
+    });
+  }
+
+  /** The recorded calls, in sequence order (calls still in flight are left out). */
+  recorded(): Uint8Array[] {
+    return this.calls.filter((c): c is Uint8Array => c !== undefined);
+  }
+}
+
 /**
  * One session: its own script, cursors and episode, so parallel tests can share a server
  * without touching each other.
  */
 export class Session {
   private cursors = new Map<string, ListCursor>();
-  /** Recorded calls, encoded, by sequence - 1; a slot stays empty while its call is in flight. */
-  calls: (Uint8Array | undefined)[] = [];
-  /** Last sequence number handed out. */
-  sequence = 0;
-  /** The session's declared timeline, in ms: where the next call starts. */
-  timelineMs = 0;
+  /** The open episode: calls starting now record into it. */
+  episode = new EpisodeJournal();
+  /**
+   * The episodes this session is closing, chained: each close waits for the one before, so
+   * closed episodes leave the session (to onEpisodeClosed, to disk) in the order they closed.
+   */
+  closing: Promise<unknown> = Promise.resolve();
 
   constructor(
     readonly name: string,
@@ -41,19 +91,15 @@ export class Session {
     return [...this.script.lists.values()].map((l) => this.cursor(l));
   }
 
-  /** Rewinds cursors and starts a new episode; returns the calls of the closed one. */
-  reset(script = this.script): Uint8Array[] {
-    const closed = this.recordedCalls();
+  /**
+   * Rewinds cursors and opens a new episode at once; returns the closed one. Its calls still
+   * running go on recording into it: the caller cuts them off and waits for them.
+   */
+  reset(script = this.script): EpisodeJournal {
+    const closed = this.episode;
     this.script = script;
     this.cursors.clear();
-    this.calls = [];
-    this.sequence = 0;
-    this.timelineMs = 0;
+    this.episode = new EpisodeJournal();
     return closed;
-  }
-
-  /** The recorded calls, in sequence order (calls still in flight are left out). */
-  recordedCalls(): Uint8Array[] {
-    return this.calls.filter((c): c is Uint8Array => c !== undefined);
   }
 }

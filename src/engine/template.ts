@@ -12,7 +12,11 @@ export interface TemplateContext {
   captures: RegExpExecArray | null;
 }
 
-/** Rendered text is bounded: a template quoting a huge tool result must not grow without limit. */
+/**
+ * Rendered output is bounded: a template quoting a huge tool result must not grow without
+ * limit. The bound is on a whole rendered reply (its text and its tool calls' arguments), and
+ * every template stops as soon as it alone passes it.
+ */
 export const maxTemplateOutputBytes = 1 << 20;
 
 type Part = string | ((ctx: TemplateContext) => string);
@@ -21,7 +25,8 @@ type Part = string | ((ctx: TemplateContext) => string);
 export interface Template {
   /** The literal text when the template has no variables (the fast path). */
   readonly literal: string | undefined;
-  render(ctx: TemplateContext): string;
+  /** Fills in the variables; `escape`, when given, rewrites each variable's value first. */
+  render(ctx: TemplateContext, escape?: (value: string) => string): string;
 }
 
 const simpleVariables: Record<string, (ctx: TemplateContext) => string> = {
@@ -112,10 +117,10 @@ export function compileTemplate(
   if (last < source.length) parts.push(source.slice(last));
   return {
     literal: undefined,
-    render(ctx) {
+    render(ctx, escape) {
       let out = "";
       for (const p of parts) {
-        out += typeof p === "string" ? p : p(ctx);
+        out += typeof p === "string" ? p : escape ? escape(p(ctx)) : p(ctx);
         if (out.length > maxTemplateOutputBytes) throw new TemplateTooLargeError(out.length);
       }
       if (Buffer.byteLength(out) > maxTemplateOutputBytes) throw new TemplateTooLargeError(Buffer.byteLength(out));
@@ -124,9 +129,9 @@ export function compileTemplate(
   };
 }
 
-/** A rendered template passed the output bound. */
+/** A rendered reply passed the output bound. */
 export class TemplateTooLargeError extends Error {
   constructor(readonly size: number) {
-    super(`a template rendered over ${maxTemplateOutputBytes} bytes (the bound on rendered output)`);
+    super(`the reply's templates rendered over ${maxTemplateOutputBytes} bytes (the bound on a rendered reply)`);
   }
 }

@@ -25,7 +25,19 @@ function sameToken(given: string, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** Wraps a synchronous control handler: the token, then the session check, every throw a status. */
+/** The status a failed control call answers with. */
+function statusOfError(err: unknown): { code: number; details: string } {
+  if (err instanceof ScriptError) return { code: Code.INVALID_ARGUMENT, details: err.message };
+  const status = (err as { status?: { code: number; message: string } }).status;
+  if (status) return { code: status.code, details: status.message };
+  return { code: Code.INTERNAL, details: `modelstub internal error: ${err instanceof Error ? err.message : String(err)}` };
+}
+
+/**
+ * Wraps a control handler: the token, then the session check, every throw and rejection a
+ * status. A handler may return a promise (reset and reload answer once the closed episode is
+ * recorded); grpc-js would lose its rejection, so it is caught here.
+ */
 function unary(run: Handler, token: string | undefined) {
   return (call: ServerUnaryCall<Record<string, unknown>, unknown>, callback: sendUnaryData<unknown>) => {
     try {
@@ -37,12 +49,11 @@ function unary(run: Handler, token: string | undefined) {
       const session = (call.request["session"] as string | undefined) || "default";
       const bad = checkSessionName(session);
       if (bad) return callback(statusError(bad));
-      callback(null, run({ ...call.request, session }));
+      const result = run({ ...call.request, session });
+      if (result instanceof Promise) result.then((r) => callback(null, r), (err: unknown) => callback(statusOfError(err)));
+      else callback(null, result);
     } catch (err) {
-      if (err instanceof ScriptError) return callback({ code: Code.INVALID_ARGUMENT, details: err.message });
-      const status = (err as { status?: { code: number; message: string } }).status;
-      if (status) return callback({ code: status.code, details: status.message });
-      callback({ code: Code.INTERNAL, details: `modelstub internal error: ${err instanceof Error ? err.message : String(err)}` });
+      callback(statusOfError(err));
     }
   };
 }
@@ -57,14 +68,14 @@ export function controlServiceHandlers(stub: Stub, token?: string): UntypedServi
       const session = r.session!;
       // Compile first: an invalid script throws here and the session keeps its script.
       const script = loadScriptText(String(r["script"] ?? ""), String(r["sourceName"] || `<script for session ${session}>`));
-      stub.loadScript(session, script);
-      return create(LoadScriptResponseSchema, { entries: script.entryCount });
+      // Answers once the closed episode is recorded (written to --record-dir, when set).
+      return stub.loadScript(session, script).then(() => create(LoadScriptResponseSchema, { entries: script.entryCount }));
     }, token),
     GetEpisode: unary((r) => {
       const episode = stub.episode(r.session!);
       return create(GetEpisodeResponseSchema, { episode, episodeBinpb: stub.episodeBytes(r.session!) });
     }, token),
-    ResetSession: unary((r) => create(ResetSessionResponseSchema, { calls: stub.reset(r.session!) }), token),
+    ResetSession: unary(async (r) => create(ResetSessionResponseSchema, { calls: await stub.reset(r.session!) }), token),
     VerifySession: unary((r) => {
       const v = stub.verify(r.session!);
       return create(VerifySessionResponseSchema, {

@@ -12,6 +12,7 @@ import {
   type ListModelsResponse,
 } from "../../gen/modelstub/v1/model_pb.js";
 import { checkSessionName, type Stub } from "../engine/create-stub.js";
+import type { CallStatus } from "../engine/compile-script.js";
 import type { CallLog, CallResult } from "../engine/run-call.js";
 import type { Logger } from "../log/create-logger.js";
 import { Code } from "../engine/status-code.js";
@@ -31,26 +32,50 @@ function asGenerateRequest(r: GenerateStreamRequest): GenerateRequest {
  * synchronous throws, so a rejected promise would otherwise never reach the client.
  */
 export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServiceImplementation {
-  const logGenerate = logger ? (l: CallLog) => logger.grpcCall("Generate", l) : undefined;
-  const logStream = logger ? (l: CallLog) => logger.grpcCall("GenerateStream", l) : undefined;
+  /**
+   * One log line per call, refused calls included. The engine reports every call it runs
+   * (onLog); a call it refused before running (draining, a cap) ends with a status and no
+   * report, and a bad session name never reaches it: those are logged here.
+   */
+  const callLog = (method: "Generate" | "GenerateStream", session: string, step: string) => {
+    let reported = false;
+    return {
+      onLog: logger
+        ? (l: CallLog) => {
+            reported = true;
+            logger.grpcCall(method, l);
+          }
+        : undefined,
+      /** Logs `status` as a refusal when the engine did not run the call (it reported nothing). */
+      ifRefused(status: CallStatus) {
+        // A refused name can be any length: the line keeps as much of it as the status message does.
+        if (!reported) logger?.grpcRefused(method, { session: session.slice(0, 140), step, code: status.code, message: status.message });
+      },
+    };
+  };
   return {
     Generate(call: ServerUnaryCall<GenerateRequest, GenerateResponse>, callback: sendUnaryData<GenerateResponse>) {
       try {
         const session = sessionOf(call.metadata);
+        const stepFromMetadata = metadataText(call.metadata, stepHeader);
+        const log = callLog("Generate", session, call.request.stepId || stepFromMetadata);
         const bad = checkSessionName(session);
-        if (bad) return callback(statusError(bad));
+        if (bad) {
+          log.ifRefused(bad);
+          return callback(statusError(bad));
+        }
         const wiring = callSignal(call);
         stub
           .call({
             session,
             method: "generate",
             request: call.request,
-            stepFromMetadata: metadataText(call.metadata, stepHeader),
+            stepFromMetadata,
             get signal() {
               return wiring.signal;
             },
             budgetMs: wiring.budgetMs,
-            onLog: logGenerate,
+            onLog: log.onLog,
           })
           .then((result: CallResult) => {
             wiring.release();
@@ -58,6 +83,7 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
               case "ok":
                 return callback(null, result.response);
               case "status":
+                log.ifRefused(result.status);
                 return callback(statusError(result.status));
               case "drop":
                 if (!dropCall(call)) callback({ code: Code.UNAVAILABLE, details: "the script dropped the connection" });
@@ -78,8 +104,13 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
       };
       try {
         const session = sessionOf(call.metadata);
+        const stepFromMetadata = metadataText(call.metadata, stepHeader);
+        const log = callLog("GenerateStream", session, call.request.stepId || stepFromMetadata);
         const bad = checkSessionName(session);
-        if (bad) return fail(statusError(bad));
+        if (bad) {
+          log.ifRefused(bad);
+          return fail(statusError(bad));
+        }
         const wiring = callSignal(call);
         // Frames handed to grpc-js but not yet to HTTP/2: a scripted drop waits for them, so
         // the client gets exactly the chunks the script says before the reset.
@@ -99,12 +130,12 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
             session,
             method: "stream",
             request: asGenerateRequest(call.request),
-            stepFromMetadata: metadataText(call.metadata, stepHeader),
+            stepFromMetadata,
             get signal() {
               return wiring.signal;
             },
             budgetMs: wiring.budgetMs,
-            onLog: logStream,
+            onLog: log.onLog,
             onFrame: (frame) => {
               unflushed++;
               call.write(frame, onWritten);
@@ -116,6 +147,7 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
               case "ok":
                 return call.end();
               case "status":
+                log.ifRefused(result.status);
                 return fail(statusError(result.status));
               case "drop":
                 return drop();

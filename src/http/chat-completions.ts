@@ -2,7 +2,8 @@ import type { ServerResponse } from "node:http";
 import type { Stub } from "../engine/create-stub.js";
 import type { CallLog } from "../engine/run-call.js";
 import { badRequestError, httpErrorOf } from "./http-error.js";
-import { outcomeName, type HttpRequestLog } from "./http-log.js";
+import { Code, codeName } from "../engine/status-code.js";
+import { outcomeName, refusedOutcome, type HttpRequestLog } from "./http-log.js";
 import { ChunkWriter, completionBody, createdOf, doneEvent, event } from "./openai-wire.js";
 import { parseChatRequest } from "./parse-chat-request.js";
 import { sendError, sendJson } from "./send.js";
@@ -29,6 +30,11 @@ function dropLink(res: ServerResponse): void {
   else res.destroy();
 }
 
+/** The log fields of a chat request answered before it ran. */
+export function refused(code: number, message: string): Partial<HttpRequestLog> {
+  return { outcome: refusedOutcome, code: codeName(code), message };
+}
+
 /**
  * `POST /v1/chat/completions`: one model call on the stub, answered as OpenAI does, unary or as
  * server-sent events. Resolves with the log fields once the answer has ended; never rejects.
@@ -40,7 +46,7 @@ export async function chatCompletions(stub: Stub, res: ServerResponse, body: str
   const parsed = parseChatRequest(body);
   if ("error" in parsed) {
     sendError(res, badRequestError(parsed.error));
-    return { status: 400 };
+    return { status: 400, ...refused(Code.INVALID_ARGUMENT, parsed.error.message) };
   }
   const { request, stream, includeUsage } = parsed.value;
   const controller = new AbortController();
@@ -76,7 +82,13 @@ export async function chatCompletions(stub: Stub, res: ServerResponse, body: str
       },
     })
     .finally(() => res.off("close", onClose));
-  const fields: Partial<HttpRequestLog> = log ? { entry: log.entry, outcome: outcomeName(log.outcome), declaredMs: log.declaredMs } : {};
+  // No call log: the stub refused the call before running it (draining, a cap), and it is in
+  // no episode; the log line still says who was refused and why.
+  const fields: Partial<HttpRequestLog> = log
+    ? { entry: log.entry, outcome: outcomeName(log.outcome), code: codeName(log.code), declaredMs: log.declaredMs }
+    : result.kind === "status"
+      ? refused(result.status.code, result.status.message)
+      : {};
   if (res.destroyed && result.kind !== "drop") return { ...fields, status: 499 };
   switch (result.kind) {
     case "ok":

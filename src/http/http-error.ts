@@ -66,13 +66,17 @@ function retryHeaders(trailers: CallStatus["trailers"]): [string, string][] {
 /**
  * The HTTP answer for an engine status. Scripted trailers become response headers (so a script
  * can send `x-should-retry: "false"`, which the official SDKs obey); a 429 always carries both
- * retry headers when the script gives either.
+ * retry headers when the script gives either, and a status that retrying cannot lift (the
+ * stub's own caps) carries `x-should-retry: false`.
  */
 export function httpErrorOf(status: CallStatus): HttpError {
   const m = mappingOf(status.code);
   const retry = status.code === Code.RESOURCE_EXHAUSTED ? retryHeaders(status.trailers) : [];
   const replaced = (k: string) => retry.length > 0 && (k === "retry-after" || k === "retry-after-ms");
-  const headers = [...status.trailers.filter(([k]) => !replaced(k)), ...retry]
+  // A limit of the stub itself (session or episode cap): without this, the official SDKs would
+  // retry the 429 with their own backoff, to the same answer every time.
+  const final: [string, string][] = status.retryable === false && !status.trailers.some(([k]) => k === "x-should-retry") ? [["x-should-retry", "false"]] : [];
+  const headers = [...status.trailers.filter(([k]) => !replaced(k)), ...retry, ...final]
     // A value HTTP cannot carry (a newline, say) is left out rather than failing the answer.
     .filter(([k, v]) => !reserved.has(k) && headerValue.test(v))
     .map(([k, v]): [string, string] => [k, v]);

@@ -12,11 +12,25 @@ export interface HttpRequestLog {
   step: string;
   /** The script entry that answered, like `entries[2]`; "" when none did. */
   entry: string;
-  /** The engine's outcome name (OK, ERROR, STREAM_BROKEN, ...); "" for requests that are not model calls. */
+  /**
+   * The engine's outcome name (OK, ERROR, STREAM_BROKEN, ...); REFUSED for a chat request
+   * answered before it ran (unreadable, draining, a cap), so in no episode; "" for requests
+   * that are not model calls.
+   */
   outcome: string;
+  /** The status code name the call ended with, as on the gRPC side (OK, RESOURCE_EXHAUSTED, ...); absent for requests that are not model calls. */
+  code?: string | undefined;
+  /** Why a refused request was refused. */
+  message?: string | undefined;
   /** Declared (never measured) latency of the call, in ms. */
   declaredMs: number;
 }
+
+/**
+ * The outcome logged, on either transport, for a model call refused before it ran (draining, a
+ * cap, an unreadable request): not an episode outcome, since such a call is recorded nowhere.
+ */
+export const refusedOutcome = "REFUSED";
 
 /** The name of an outcome, like `STREAM_BROKEN`. */
 export function outcomeName(outcome: Outcome): string {
@@ -29,6 +43,8 @@ export function formatHttpLog(r: HttpRequestLog): string {
   if (r.step) parts.push(`step=${r.step}`);
   if (r.entry) parts.push(`entry=${r.entry}`);
   if (r.outcome) parts.push(`outcome=${r.outcome}`, `declared=${r.declaredMs}ms`);
+  if (r.code) parts.push(`code=${r.code}`);
+  if (r.message) parts.push(`message=${JSON.stringify(r.message)}`);
   return parts.join(" ");
 }
 

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { checkSessionName, type Stub } from "../engine/create-stub.js";
-import { chatCompletions } from "./chat-completions.js";
+import { Code } from "../engine/status-code.js";
+import { chatCompletions, refused } from "./chat-completions.js";
 import { frontError, httpErrorOf } from "./http-error.js";
 import { writeHttpLog, type HttpRequestLog } from "./http-log.js";
 import { catalogModelList, declaredModels, openAiModel, openAiModelList } from "./model-lists.js";
@@ -82,8 +83,9 @@ async function route(stub: Stub, { req, res, url, session, step }: Routed, maxBo
     const body = await readBody(req, maxBody);
     if (body === undefined) return { status: 499 };
     if (body === "too large") {
-      sendError(res, frontError(413, `the request body is larger than ${maxBody} bytes`, "request_too_large", [["connection", "close"]]));
-      return { status: 413 };
+      const message = `the request body is larger than ${maxBody} bytes`;
+      sendError(res, frontError(413, message, "request_too_large", [["connection", "close"]]));
+      return { status: 413, ...refused(Code.RESOURCE_EXHAUSTED, message) };
     }
     return chatCompletions(stub, res, body, { session, step });
   }
@@ -138,13 +140,14 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     const path = url.pathname;
     const session = headerText(req, sessionHeader) || "default";
     const step = headerText(req, stepHeader);
-    const base: HttpRequestLog = { method: req.method ?? "", path, status: 0, session, step, entry: "", outcome: "", declaredMs: 0 };
+    // A refused session name can be any length: the log keeps as much of it as the error message.
+    const base: HttpRequestLog = { method: req.method ?? "", path, status: 0, session: session.slice(0, 140), step, entry: "", outcome: "", declaredMs: 0 };
     const bad = checkSessionName(session);
     const answered: Promise<Partial<HttpRequestLog>> = bad
       ? Promise.resolve().then(() => {
           const e = httpErrorOf(bad);
           sendError(res, e);
-          return { status: e.status };
+          return { status: e.status, ...refused(bad.code, bad.message) };
         })
       : route(stub, { req, res, url, session, step }, maxBody);
     const handled = answered

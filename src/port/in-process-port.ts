@@ -35,20 +35,30 @@ function toError(result: Exclude<CallResult, { kind: "ok" }>): ModelCallError {
   }
 }
 
+/**
+ * The result of a stub call that rejected. The stub never rejects by contract; should it
+ * anyway, the caller gets INTERNAL like a gRPC client would, never a raw error or a hang.
+ */
+function internalResult(err: unknown): CallResult {
+  return { kind: "status", status: { code: Code.INTERNAL, message: `modelstub internal error: ${err instanceof Error ? err.message : String(err)}`, trailers: [] } };
+}
+
 /** A model port that runs calls on a stub in this process: no network, same engine. */
 export function createInProcessPort(stub: Stub): ModelPort {
   return {
     async generate(request, options) {
       const a = callAbort(options);
       try {
-        const result = await stub.call({
-          session: options?.session ?? "default",
-          method: "generate",
-          request,
-          stepFromMetadata: options?.step,
-          signal: a.controller.signal,
-          budgetMs: a.budgetMs,
-        });
+        const result = await stub
+          .call({
+            session: options?.session ?? "default",
+            method: "generate",
+            request,
+            stepFromMetadata: options?.step,
+            signal: a.controller.signal,
+            budgetMs: a.budgetMs,
+          })
+          .catch(internalResult);
         if (result.kind === "ok") return result.response;
         throw toError(result);
       } finally {
@@ -73,6 +83,7 @@ export function createInProcessPort(stub: Stub): ModelPort {
             wake?.();
           },
         })
+        .catch(internalResult)
         .then((r) => {
           finished = r;
           wake?.();

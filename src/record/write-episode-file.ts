@@ -1,19 +1,37 @@
 import { toBinary, toJsonString } from "@bufbuild/protobuf";
-import { mkdir, rename, writeFile } from "node:fs/promises";
+import { mkdir, open, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { EpisodeSchema, type Episode } from "../../gen/modelstub/v1/episode_pb.js";
 
+/** Numbers temp files within this process: two writes in flight never share a temp file. */
+let tempCounter = 0;
+
 async function writeAtomically(path: string, data: Uint8Array | string): Promise<void> {
-  // Write beside the target, then rename: a reader sees the old file or the new one, never a torn one.
-  const tmp = `${path}.tmp-${process.pid}`;
-  await writeFile(tmp, data);
-  await rename(tmp, path);
+  // Write beside the target, then rename: a reader sees the old file or the new one, never a
+  // torn one. The name is unique per write (pid and a counter), so two writes of one path in
+  // flight cannot write into each other's temp file.
+  const tmp = `${path}.tmp-${process.pid}-${++tempCounter}`;
+  try {
+    const file = await open(tmp, "w");
+    try {
+      await file.writeFile(data);
+      // Flushed before the rename: after a crash the name never points at an unwritten file.
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await rename(tmp, path);
+  } catch (err) {
+    await unlink(tmp).catch(() => undefined);
+    throw err;
+  }
 }
 
 /**
  * Writes `<session>.episode.binpb` (the deterministic bytes) and `<session>.episode.json`
  * (readable) into `dir`, each atomically. Session names are restricted to file-safe
- * characters, so the name is used as it is.
+ * characters, so the name is used as it is. Two calls for one session may finish in either
+ * order: createEpisodeWriter queues them.
  */
 export async function writeEpisodeFile(dir: string, episode: Episode): Promise<string> {
   await mkdir(dir, { recursive: true });

@@ -34,20 +34,42 @@ describe("modelstub serve", () => {
     expect(r.stderr).toContain(`${file}:2:12: entries[0].reply:`);
   });
 
-  it("exits 2 for an unknown key, an empty file and invalid YAML", async () => {
+  it("exits 2 for an unknown key, an empty file and invalid YAML, printing the whole problem line", async () => {
+    // [file, its text, the line after "cannot load script FILE"]
     const cases: [string, string, string][] = [
-      ["unknown-key.yaml", "entries:\n  - repy: hi\n", "unknown key `repy`"],
-      ["empty.yaml", "", "the script is empty"],
-      ["invalid.yaml", "entries: [\n", "invalid YAML"],
-      ["missing.yaml", "", "cannot read the file: no such file"],
+      ["unknown-key.yaml", "entries:\n  - repy: hi\n", ":2:5: entries[0]: unknown key `repy` (hint: did you mean `reply`?)"],
+      ["empty.yaml", "", ":1:1: the script is empty (hint: a script is a mapping with `entries:` (a list of replies) or `steps:`)"],
+      ["invalid.yaml", "entries: [\n", ":1:10: entries: invalid YAML: the [ list opened here is not closed (hint: add ] after its last item)"],
+      ["missing.yaml", "", ": cannot read the file: no such file (hint: check the path; a relative path starts from the current directory)"],
     ];
-    for (const [name, text, message] of cases) {
+    for (const [name, text, line] of cases) {
       const file = join(dir, name);
       if (name !== "missing.yaml") await writeFile(file, text);
       const r = await runCli(["serve", "--script", file, "--grpc", "127.0.0.1:0"]);
       expect(r.code, name).toBe(2);
-      expect(r.stderr, name).toContain(file);
-      expect(r.stderr, name).toContain(message);
+      expect(r.stderr.split("\n"), name).toContain(`modelstub serve: cannot load script ${file}${line}`);
+    }
+  });
+
+  it("says `1 entry`, not `1 entries`, when it serves a one-entry script", async () => {
+    const file = join(dir, "one-entry.yaml");
+    await writeFile(file, "entries:\n  - reply: hi\n");
+    const { child, output, exit } = await startServeProcess(["--script", file, "--grpc", "127.0.0.1:0"]);
+    try {
+      expect(output().stdout).toContain(`serving script ${JSON.stringify(file)} (1 entry, real clock)`);
+    } finally {
+      child.kill("SIGTERM");
+    }
+    expect(await exit).toBe(0);
+  });
+
+  it("shuts down gracefully on a SIGTERM sent the moment it says it listens", async () => {
+    // The signal handlers are in place before the "listening" line, so there is no window in
+    // which SIGTERM gets Node's default kill (exit 143) instead of a graceful exit 0.
+    for (let i = 0; i < 3; i++) {
+      const { child, exit } = await startServeProcess(["--grpc", "127.0.0.1:0"]);
+      child.kill("SIGTERM");
+      expect(await exit).toBe(0);
     }
   });
 

@@ -1,9 +1,9 @@
-import { fromBinary } from "@bufbuild/protobuf";
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { GetEpisodeResponse, VerifySessionResponse, ListSessionsResponse, LoadScriptResponse } from "../../gen/modelstub/v1/control_pb.js";
+import type { GetEpisodeResponse, VerifySessionResponse, ListSessionsResponse, LoadScriptResponse, ResetSessionResponse } from "../../gen/modelstub/v1/control_pb.js";
 import { EpisodeSchema } from "../../gen/modelstub/v1/episode_pb.js";
 import { createControlClient } from "../../src/port/control-client.js";
 import { createGrpcPort } from "../../src/port/grpc-port.js";
@@ -58,7 +58,8 @@ describe("ControlService", () => {
       expect((await s.port.generate(userRequest("x"), { session: "a" })).message?.content).toBe("one");
       const ep = await s.control.call<GetEpisodeResponse>("GetEpisode", { session: "a" });
       expect(ep.episode?.calls.map((c) => Number(c.sequence))).toEqual([1]);
-      expect(Buffer.from(ep.episodeBinpb)).toEqual(Buffer.from(s.stub.episodeBytes("a")));
+      // encodeEpisode assembles the bytes from encoded calls: pin them to protobuf-es's own encoding.
+      expect(Buffer.from(ep.episodeBinpb)).toEqual(Buffer.from(toBinary(EpisodeSchema, ep.episode!)));
     } finally {
       await s.close();
     }
@@ -91,6 +92,61 @@ describe("modelstub serve --record-dir", () => {
   });
 });
 
+describe("modelstub serve --record-dir, ResetSession and LoadScript", () => {
+  async function startRecording() {
+    const dir = await mkdtemp(join(tmpdir(), "modelstub-record-"));
+    const scriptPath = join(dir, "script.yaml");
+    // A long reply makes an episode that takes a while to write: long enough that reading the
+    // file as soon as an answer arrives would catch a write still in flight.
+    await writeFile(scriptPath, `entries:\n  - repeat: true\n    reply: hi\nsteps:\n  long:\n    - repeat: true\n      reply: "${"lorem ".repeat(40_000)}"\n`);
+    const records = join(dir, "episodes");
+    const served = await startServeProcess(["--script", scriptPath, "--grpc", "127.0.0.1:0", "--record-dir", records]);
+    const port = createGrpcPort(served.address);
+    const control = createControlClient(served.address);
+    const episodeBytes = async (session: string) => Buffer.from((await control.call<GetEpisodeResponse>("GetEpisode", { session })).episodeBinpb);
+    const recorded = async (session: string) => Buffer.from(await readFile(join(records, `${session}.episode.binpb`)));
+    const stop = async () => {
+      port.close();
+      control.close();
+      served.child.kill("SIGTERM");
+      expect(await served.exit).toBe(0);
+    };
+    return { port, control, episodeBytes, recorded, records, stop };
+  }
+
+  it("answer once the closed episode is written: after two resets back to back the file holds the last closed episode", async () => {
+    const { port, control, episodeBytes, recorded, records, stop } = await startRecording();
+    try {
+      for (const t of ["a", "b", "c"]) await port.generate(userRequest(t), { session: "twice" });
+      expect((await control.call<ResetSessionResponse>("ResetSession", { session: "twice" })).calls).toBe(3);
+      // About 1.7 MB of episode: GetEpisode carries it twice (decoded and as bytes) within 4 MiB.
+      for (let i = 0; i < 7; i++) await port.generate(userRequest(`d${i}`), { session: "twice", step: "long" });
+      const last = await episodeBytes("twice");
+      const resets = await Promise.all([control.call<ResetSessionResponse>("ResetSession", { session: "twice" }), control.call<ResetSessionResponse>("ResetSession", { session: "twice" })]);
+      expect(resets.map((r) => r.calls).sort((a, b) => a - b)).toEqual([0, 7]);
+      // No polling: the answers came after the write. Buffer.equals: a deep equality over MBs is slow.
+      expect((await recorded("twice")).equals(last)).toBe(true);
+      expect(JSON.parse(await readFile(join(records, "twice.episode.json"), "utf8")).calls).toHaveLength(7);
+    } finally {
+      await stop();
+    }
+  });
+
+  it("LoadScript writes the episode it closes, before it answers", async () => {
+    const { port, control, episodeBytes, recorded, stop } = await startRecording();
+    try {
+      await port.generate(userRequest("a"), { session: "reload" });
+      await port.generate(userRequest("b"), { session: "reload" });
+      const before = await episodeBytes("reload");
+      await control.call<LoadScriptResponse>("LoadScript", { session: "reload", script: "entries:\n  - reply: new\n", sourceName: "new.yaml" });
+      expect(await recorded("reload")).toEqual(before);
+      expect(fromBinary(EpisodeSchema, before).calls).toHaveLength(2);
+    } finally {
+      await stop();
+    }
+  });
+});
+
 describe("modelstub episode", () => {
   it("prints a file as JSON, fetches from a running server, and compares byte for byte", async () => {
     const dir = await mkdtemp(join(tmpdir(), "modelstub-episode-"));
@@ -115,7 +171,6 @@ describe("modelstub episode", () => {
 
     const changed = fromBinary(EpisodeSchema, await readFile(goldenPath));
     changed.calls[1]!.response!.message!.content = "something else";
-    const { toBinary } = await import("@bufbuild/protobuf");
     const other = join(dir, "changed.binpb");
     await writeFile(other, toBinary(EpisodeSchema, changed));
     const differ = await runCli(["episode", "compare", goldenPath, other]);

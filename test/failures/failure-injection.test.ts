@@ -1,12 +1,20 @@
 import { credentials, makeGenericClientConstructor, Metadata, status as grpcStatus, type ServiceError } from "@grpc/grpc-js";
+import { getEventListeners } from "node:events";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { Outcome } from "../../gen/modelstub/v1/episode_pb.js";
+import type { GetEpisodeResponse } from "../../gen/modelstub/v1/control_pb.js";
+import { Outcome, StreamBreak } from "../../gen/modelstub/v1/episode_pb.js";
 import { ModelService, type GenerateResponse } from "../../gen/modelstub/v1/model_pb.js";
 import type { Clock } from "../../src/engine/clock.js";
 import { Code } from "../../src/engine/status-code.js";
 import { serviceDefinition } from "../../src/grpc/service-definition.js";
+import { createControlClient } from "../../src/port/control-client.js";
+import { createGrpcPort } from "../../src/port/grpc-port.js";
 import { ModelCallError } from "../../src/port/model-port.js";
 import { collect, userRequest } from "../support/requests.js";
+import { startServeProcess } from "../support/run-cli.js";
 import { startStubServer, type StubServer } from "../support/start-stub-server.js";
 
 let server: StubServer | undefined;
@@ -38,7 +46,7 @@ steps:
       reply: never
   break-error:
     - reply: "alpha beta gamma delta"
-      break: { after_chunks: 2, then: error, error: { code: UNAVAILABLE, message: "link lost" } }
+      break: { after_chunks: 2, then: error, error: { code: UNAVAILABLE, message: "link lost", trailers: { retry-after-ms: "30" } } }
   break-hang:
     - reply: "alpha beta gamma delta"
       break: { after_chunks: 2, then: hang }
@@ -48,7 +56,18 @@ steps:
   real-latency:
     - latency: { first_byte: 60ms, per_chunk: 20ms }
       reply: "a b c"
+  at-deadline:
+    - latency: 5s
+      repeat: true
+      reply: "just in time"
+  past-deadline:
+    - latency: 5010ms
+      repeat: true
+      reply: "too late"
 `;
+
+/** Trailers as the script gave them: without the ones HTTP/2 and grpc-js add on their own. */
+const scripted = (trailers: readonly (readonly [string, string])[]) => trailers.filter(([k]) => k !== "content-type" && k !== "date");
 
 const ms = (since: number) => performance.now() - since;
 const code = (p: Promise<unknown>) => p.then(() => Code.OK, (e: ModelCallError) => e.code);
@@ -80,6 +99,56 @@ describe("the virtual clock", () => {
     expect(ms(t)).toBeLessThan(1000);
   });
 
+  it("decides a declared wait against the deadline the same way every run: ending at the deadline completes, 10 ms after it does not", async () => {
+    server = await startStubServer(script, { clock: "virtual" });
+    // A connected channel: time spent connecting counts against the first call's deadline.
+    await server.port.generate(userRequest("x"), { step: "at-deadline", session: "warm" });
+    // The budget arrives a few ms short of 5000 (grpc-timeout is measured); rounded up to whole
+    // 10 ms it is 5000 again, in every run.
+    for (let i = 0; i < 10; i++) {
+      expect(await code(server.port.generate(userRequest("x"), { step: "at-deadline", timeoutMs: 5000 }))).toBe(Code.OK);
+      expect(await code(server.port.generate(userRequest("x"), { step: "past-deadline", timeoutMs: 5000 }))).toBe(Code.DEADLINE_EXCEEDED);
+    }
+  });
+
+  it("inherits defaults.latency: an entry's own keys win, the keys it leaves out come from the defaults", async () => {
+    server = await startStubServer(`
+defaults:
+  latency: { first_byte: 1s, per_chunk: 200ms }
+entries:
+  - reply: "a b c"
+  - latency: 50ms
+    reply: "a b c"
+  - latency: { per_chunk: 10ms }
+    reply: "a b c"
+`, { clock: "virtual" });
+    for (let i = 0; i < 3; i++) await collect(server.port.generateStream(userRequest("x"), { session: "d" }));
+    // Three chunks: the first-byte wait, then a per-chunk wait before each of the other two.
+    expect(server.stub.episode("d").calls.map((c) => Number(c.endMs - c.startMs))).toEqual([1000 + 2 * 200, 50 + 2 * 200, 1000 + 2 * 10]);
+  });
+
+  it("under `modelstub serve --clock virtual`, answers a call with 30 s of latency in under 1 s of wall time", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "modelstub-virtual-"));
+    const scriptPath = join(dir, "slow.yaml");
+    await writeFile(scriptPath, "entries:\n  - latency: 30s\n    reply: worth the wait\n");
+    const { child, address, exit } = await startServeProcess(["--script", scriptPath, "--grpc", "127.0.0.1:0", "--clock", "virtual"]);
+    const port = createGrpcPort(address);
+    const control = createControlClient(address);
+    try {
+      const t = performance.now();
+      const res = await port.generate(userRequest("x"), { session: "cli" });
+      expect(ms(t)).toBeLessThan(1000);
+      expect(res.message?.content).toBe("worth the wait");
+      const call = (await control.call<GetEpisodeResponse>("GetEpisode", { session: "cli" })).episode!.calls[0]!;
+      expect([call.startMs, call.endMs]).toEqual([0n, 30_000n]);
+    } finally {
+      port.close();
+      control.close();
+      child.kill("SIGTERM");
+    }
+    expect(await exit).toBe(0);
+  });
+
   it("cuts a hang off at the caller's deadline without real waiting", async () => {
     server = await startStubServer(script, { clock: "virtual" });
     const t = performance.now();
@@ -89,15 +158,16 @@ describe("the virtual clock", () => {
 });
 
 describe("failures on the real clock", () => {
-  beforeAll(async () => undefined);
-
   it("an error entry gives exactly the scripted status, message and trailers", async () => {
     server = await startStubServer(script);
     const err = await server.port.generate(userRequest("x"), { step: "error" }).catch((e: ModelCallError) => e);
     expect(err).toBeInstanceOf(ModelCallError);
     const e = err as ModelCallError;
     expect([e.code, e.details]).toEqual([Code.RESOURCE_EXHAUSTED, "quota exceeded, slow down"]);
-    expect(e.trailers).toEqual(expect.arrayContaining([["retry-after-ms", "1500"], ["x-quota", "tokens"]]));
+    expect(scripted(e.trailers)).toEqual([
+      ["retry-after-ms", "1500"],
+      ["x-quota", "tokens"],
+    ]);
   });
 
   it("the same error entry ends a stream with the same status", async () => {
@@ -125,6 +195,13 @@ describe("failures on the real clock", () => {
     expect(ms(t)).toBeLessThan(2000);
   });
 
+  it("a call without x-modelstub-session lands in session default", async () => {
+    server = await startStubServer(script);
+    await server.port.generate(userRequest("x"), { step: "error" }).catch(() => undefined);
+    expect(server.stub.sessions().map((s) => [s.name, s.calls])).toEqual([["default", 1]]);
+    expect(server.stub.episode("default").calls[0]!.session).toBe("default");
+  });
+
   it("a client cancel ends a hang, and the episode records it as cancelled", async () => {
     server = await startStubServer(script);
     const ac = new AbortController();
@@ -146,11 +223,31 @@ describe("failures on the real clock", () => {
   });
 
   describe("a stream that breaks after 2 chunks", () => {
-    it("delivers exactly 2 chunks, then the scripted error", async () => {
+    it("delivers exactly 2 chunks, then the scripted error with its trailers", async () => {
       server = await startStubServer(script);
       const { frames, error } = await collect(server.port.generateStream(userRequest("x"), { step: "break-error" }));
       expect(frames.map((f) => f.frame.value)).toEqual(["alpha ", "beta "]);
       expect(error).toMatchObject({ code: Code.UNAVAILABLE, details: "link lost" });
+      expect(scripted((error as ModelCallError).trailers)).toEqual([["retry-after-ms", "30"]]);
+    });
+
+    it("records each break as a broken stream: 2 chunks sent, how it broke, and the status", async () => {
+      server = await startStubServer(script);
+      for (const step of ["break-error", "break-hang", "break-drop"]) {
+        await collect(server.port.generateStream(userRequest("x"), { step, session: "breaks", timeoutMs: 150 }));
+      }
+      await expect.poll(() => server!.stub.inFlight()).toBe(0);
+      const calls = server.stub.episode("breaks").calls.map((c) => ({
+        outcome: c.outcome,
+        chunksSent: c.chunksSent,
+        streamBreak: c.streamBreak,
+        status: c.status ? [c.status.code, c.status.message, c.status.trailers.map((t) => [t.key, t.value])] : undefined,
+      }));
+      expect(calls).toEqual([
+        { outcome: Outcome.STREAM_BROKEN, chunksSent: 2, streamBreak: StreamBreak.ERROR, status: [Code.UNAVAILABLE, "link lost", [["retry-after-ms", "30"]]] },
+        { outcome: Outcome.STREAM_BROKEN, chunksSent: 2, streamBreak: StreamBreak.HANG, status: [Code.DEADLINE_EXCEEDED, "cut off by the caller's deadline", []] },
+        { outcome: Outcome.STREAM_BROKEN, chunksSent: 2, streamBreak: StreamBreak.DROP, status: undefined },
+      ]);
     });
 
     it("delivers exactly 2 chunks, then hangs until the caller's deadline", async () => {
@@ -231,6 +328,7 @@ describe("cut-off calls", () => {
   beforeAll(() => process.on("unhandledRejection", onUnhandled));
   afterAll(() => process.off("unhandledRejection", onUnhandled));
 
+  const processListeners = () => Object.fromEntries(process.eventNames().map((e) => [String(e), process.listenerCount(e)]));
   const resources = () => {
     const counts: Record<string, number> = {};
     for (const r of process.getActiveResourcesInfo()) counts[r] = (counts[r] ?? 0) + 1;
@@ -249,6 +347,8 @@ steps:
     await port.generate(userRequest("x"), { step: "hang", timeoutMs: 20 }).catch(() => undefined);
     await new Promise((r) => setTimeout(r, 100));
     const before = resources();
+    const listenersBefore = processListeners();
+    const signals: AbortSignal[] = [];
     const calls: Promise<unknown>[] = [];
     for (let i = 0; i < 1000; i++) {
       const step = ["hang", "slow", "slow-stream"][i % 3]!;
@@ -257,6 +357,7 @@ steps:
         calls.push(step === "slow-stream" ? collect(port.generateStream(userRequest("x"), opts)) : code(port.generate(userRequest("x"), opts)));
       } else {
         const ac = new AbortController();
+        signals.push(ac.signal);
         setTimeout(() => ac.abort(), 150 + (i % 100));
         const opts = { step, signal: ac.signal, session: `leak${i % 7}` };
         calls.push(step === "slow-stream" ? collect(port.generateStream(userRequest("x"), opts)) : code(port.generate(userRequest("x"), opts)));
@@ -282,6 +383,9 @@ steps:
     expect([...outcomes].sort()).toEqual([Outcome.DEADLINE_EXCEEDED, Outcome.CANCELLED].sort());
     await new Promise((r) => setTimeout(r, 200));
     expect(resources()).toEqual(before);
+    // Listeners too: none added to the process per call, and the port let go of every caller's signal.
+    expect(processListeners()).toEqual(listenersBefore);
+    expect(signals.filter((sig) => getEventListeners(sig, "abort").length > 0)).toHaveLength(0);
     expect(unhandled).toBe(0);
   });
 });

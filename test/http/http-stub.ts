@@ -1,7 +1,7 @@
 import { request } from "node:http";
 import OpenAI from "openai";
 import { createRealClock, createVirtualClock } from "../../src/engine/clock.js";
-import { createStub, type Stub } from "../../src/engine/create-stub.js";
+import { createStub, type Stub, type StubOptions } from "../../src/engine/create-stub.js";
 import { defaultScript } from "../../src/engine/default-script.js";
 import { loadScriptText } from "../../src/engine/load-script.js";
 import type { HttpRequestLog } from "../../src/http/http-log.js";
@@ -14,23 +14,37 @@ export interface HttpStub {
   /** http://127.0.0.1:PORT */
   base: string;
   logs: HttpRequestLog[];
+  /** When each record of `logs` was written (performance.now(), ms): a request's end, as the server saw it. */
+  loggedAt: number[];
   /** An official OpenAI client pointed at this server (`/v1` base URL). */
   client(options?: { session?: string; step?: string; maxRetries?: number }): OpenAI;
   close(): Promise<void>;
 }
 
 /** Starts a stub serving `scriptText` (the built-in default script when undefined) over HTTP. */
-export async function startHttpStub(scriptText: string | undefined, opts: { clock?: "real" | "virtual" } = {}): Promise<HttpStub> {
+export async function startHttpStub(
+  scriptText: string | undefined,
+  opts: { clock?: "real" | "virtual"; limits?: Pick<StubOptions, "maxSessions" | "maxEpisodeCalls" | "maxEpisodeBytes"> } = {},
+): Promise<HttpStub> {
   const script = scriptText === undefined ? defaultScript() : loadScriptText(scriptText, "test.yaml");
-  const stub = createStub({ script, clock: opts.clock === "real" ? createRealClock() : createVirtualClock() });
+  const stub = createStub({ script, clock: opts.clock === "real" ? createRealClock() : createVirtualClock(), ...opts.limits });
   const logs: HttpRequestLog[] = [];
-  const server = await startHttpServer({ stub, address: "127.0.0.1:0", log: (r) => logs.push(r) });
+  const loggedAt: number[] = [];
+  const server = await startHttpServer({
+    stub,
+    address: "127.0.0.1:0",
+    log: (r) => {
+      logs.push(r);
+      loggedAt.push(performance.now());
+    },
+  });
   const base = `http://${server.address}`;
   return {
     stub,
     server,
     base,
     logs,
+    loggedAt,
     client(o = {}) {
       const headers: Record<string, string> = {};
       if (o.session) headers["x-modelstub-session"] = o.session;

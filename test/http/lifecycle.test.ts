@@ -26,6 +26,7 @@ describe("the HTTP front's lifecycle", () => {
       expect(firstBytes).toContain('"role":"assistant"');
       await expect.poll(() => h.stub.episode("default").calls.map((c) => c.outcome), { timeout: 2000 }).toEqual([Outcome.CANCELLED]);
       await expect.poll(() => h.logs.map((l) => l.status)).toEqual([499]);
+      expect(h.stub.inFlight()).toBe(0);
     } finally {
       const started = performance.now();
       await h.close();
@@ -41,6 +42,7 @@ describe("the HTTP front's lifecycle", () => {
     await h.server.close(50);
     expect((await pending).error).toBeDefined();
     expect(h.stub.episode("default").calls.map((c) => c.outcome)).toEqual([Outcome.CANCELLED]);
+    expect(h.stub.inFlight()).toBe(0);
   });
 
   it("rejects a busy address", async () => {

@@ -27,6 +27,11 @@ steps:
   retry:
     - error: { code: RESOURCE_EXHAUSTED, message: "slow down", trailers: { retry-after-ms: "40" } }
     - reply: "worth the wait"
+  retry-hinted:
+    # Both hints, far apart: an SDK that honours retry-after-ms comes back after 40 ms; one that
+    # read retry-after (30 s) or fell back to its own backoff (about 0.5 s) would be late.
+    - error: { code: RESOURCE_EXHAUSTED, message: "slow down", trailers: { retry-after-ms: "40", retry-after: "30" } }
+    - reply: "worth the wait"
   broken:
     - reply: "one two three four"
       break: { after_chunks: 2, then: error, error: { code: UNAVAILABLE, message: "the link broke" } }
@@ -92,12 +97,16 @@ describe("the HTTP front with the official openai client", () => {
     expect(chunks[chunks.length - 2]!.choices[0]!.finish_reason).toBe("stop");
   });
 
-  it("lets the SDK retry a scripted 429 after retry-after-ms and succeed on the next entry", async () => {
-    const client = h.client({ session: "retry", step: "retry", maxRetries: 2 });
-    const started = performance.now();
+  it("lets the SDK retry a scripted 429 after retry-after-ms, not retry-after nor its own backoff, and succeed on the next entry", async () => {
+    const client = h.client({ session: "retry", step: "retry-hinted", maxRetries: 2 });
+    const before = h.logs.length;
     const c = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "go" }] });
-    expect(performance.now() - started).toBeGreaterThanOrEqual(35);
     expect(c.choices[0]!.message.content).toBe("worth the wait");
+    expect(h.logs.slice(before).map((l) => l.status)).toEqual([429, 200]);
+    // The clock is virtual, so each request ends as it arrives: the gap is the SDK's wait.
+    const gap = h.loggedAt[before + 1]! - h.loggedAt[before]!;
+    expect(gap).toBeGreaterThanOrEqual(38);
+    expect(gap).toBeLessThan(300);
     expect(h.stub.episode("retry").calls.map((x) => x.outcome)).toEqual([Outcome.ERROR, Outcome.OK]);
   });
 
@@ -148,6 +157,8 @@ describe("the HTTP front with the official openai client", () => {
     controller.abort();
     expect(await call).toBeInstanceOf(OpenAI.APIUserAbortError);
     await expect.poll(() => h.stub.episode("hang").calls.map((c) => c.outcome)).toEqual([Outcome.CANCELLED]);
+    // Nothing of the call is left running once its client has gone.
+    expect(h.stub.inFlight()).toBe(0);
   });
 
   it("answers a scripted timeout with 408 in OpenAI's shape", async () => {
@@ -183,6 +194,7 @@ describe("the HTTP front with the official openai client", () => {
       step: "",
       entry: "entries[0]",
       outcome: "OK",
+      code: "OK",
       declaredMs: 0,
     });
   });

@@ -60,16 +60,17 @@ describe("step-keyed lists", () => {
   });
 
   it("give the same answers interleaved as one after the other", async () => {
-    const order = ["plan", "act", "plan", "act", "plan"];
-    const interleaved = inProcess(twoSteps);
-    const got = [];
-    for (const step of order) got.push(await text(interleaved.generate(userRequest("x"), { step })));
-    const sequential = inProcess(twoSteps);
-    const alone = [];
-    for (const step of ["plan", "plan", "plan", "act", "act"]) alone.push(await text(sequential.generate(userRequest("x"), { step })));
-    const byStep = (answers: (string | undefined)[], steps: string[], key: string) => answers.filter((_, i) => steps[i] === key);
-    expect(byStep(got, order, "plan")).toEqual(byStep(alone, ["plan", "plan", "plan", "act", "act"], "plan"));
-    expect(byStep(got, order, "act")).toEqual(byStep(alone, ["plan", "plan", "plan", "act", "act"], "act"));
+    const port = await grpcPort(twoSteps);
+    // Two sessions of one server: each keeps its own place in each list.
+    const answersByStep = async (session: string, steps: string[]) => {
+      const out: Record<string, (string | undefined)[]> = {};
+      for (const step of steps) (out[step] ??= []).push(await text(port.generate(userRequest("x"), { step, session })));
+      return out;
+    };
+    const interleaved = await answersByStep("interleaved", ["plan", "act", "plan", "act", "plan"]);
+    const oneAfterTheOther = await answersByStep("one-after-the-other", ["plan", "plan", "plan", "act", "act"]);
+    expect(interleaved).toEqual(oneAfterTheOther);
+    expect(interleaved).toEqual({ plan: ["plan-1", "plan-2", "plan-3"], act: ["act-1", "act-2"] });
   });
 
   it("answers NOT_FOUND with a hint for an unknown step", async () => {
@@ -146,6 +147,24 @@ entries:
     expect(await text(port.generate(later))).toBe("turn 1: you said again");
   });
 
+  it("match tool_result: false only when the last message is not a tool result, and a regex with ignore_case in any case", async () => {
+    const port = await grpcPort(`
+entries:
+  - match: { regex: '^open (\\w+)$', ignore_case: true }
+    repeat: true
+    reply: "opening {{match.1}}"
+  - match: { tool_result: false }
+    repeat: true
+    reply: not a tool result
+  - repeat: true
+    reply: a tool result
+`);
+    expect(await text(port.generate(userRequest("OPEN Readme")))).toBe("opening Readme");
+    expect(await text(port.generate(userRequest("please open it")))).toBe("not a tool result");
+    expect(await text(port.generate(toolTurn("OPEN Readme", "bash", "/home/me")))).toBe("opening Readme");
+    expect(await text(port.generate(toolTurn("run it", "bash", "/home/me")))).toBe("a tool result");
+  });
+
   it("answers NOT_FOUND with a summary of the request and the nearest candidates on a miss", async () => {
     const port = inProcess(`
 entries:
@@ -179,7 +198,7 @@ entries:
 
 describe("on_exhausted", () => {
   it("repeat-last keeps answering with the last entry", async () => {
-    const port = inProcess(`
+    const port = await grpcPort(`
 entries:
   on_exhausted: repeat-last
   entries:
@@ -192,7 +211,7 @@ entries:
   });
 
   it("cycle starts the list over", async () => {
-    const port = inProcess(`
+    const port = await grpcPort(`
 steps:
   loop:
     on_exhausted: cycle
@@ -224,12 +243,47 @@ entries:
     expect(second.message?.content).toBe(output);
   });
 
+  it("JSON-escape values filled into tool-call arguments written as a JSON text, so they stay valid JSON", async () => {
+    const port = await grpcPort(`
+entries:
+  - match: { regex: 'cat (.+)' }
+    reply:
+      tool_calls:
+        - name: read
+          arguments: '{"path": "{{match.1}}", "asked": "{{last_user}}"}'
+`);
+    const user = 'cat a"b\\c.txt\nand then\ttab';
+    const res = await port.generate(userRequest(user));
+    const args = res.message!.toolCalls[0]!.arguments;
+    expect(args).toBe(`{"path": ${JSON.stringify('a"b\\c.txt')}, "asked": ${JSON.stringify(user)}}`);
+    expect(JSON.parse(args)).toEqual({ path: 'a"b\\c.txt', asked: user });
+  });
+
   it("bound their output", async () => {
     const port = inProcess(`
 entries:
   - reply: "{{last_user}}{{last_user}}"
 `);
     await expect(port.generate(userRequest("x".repeat(600_000)))).rejects.toMatchObject({ code: Code.RESOURCE_EXHAUSTED });
+  });
+
+  it("bound the whole rendered reply, not each template alone", async () => {
+    const port = await grpcPort(`
+entries:
+  - repeat: true
+    reply:
+      tool_calls:
+        - name: echo
+          arguments: { a: "{{last_user}}", b: "{{last_user}}", c: "{{last_user}}", d: "{{last_user}}" }
+`);
+    // Four copies of 200,000 characters fit in the 1 MiB bound; four of 300,000 do not,
+    // though each copy alone would.
+    const fits = await port.generate(userRequest("x".repeat(200_000)));
+    expect(fits.message!.toolCalls[0]!.arguments.length).toBeGreaterThan(800_000);
+    await expect(port.generate(userRequest("x".repeat(300_000)))).rejects.toMatchObject({
+      code: Code.RESOURCE_EXHAUSTED,
+      details: "the reply's templates rendered over 1048576 bytes (the bound on a rendered reply)",
+    });
   });
 });
 

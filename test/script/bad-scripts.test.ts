@@ -27,6 +27,10 @@ const corpus: [string, ...string[]][] = [
     "5:22: entries[0].reply.tool_calls[0].arguments: arguments text is not valid JSON: expected a key in double quotes, got `c` at character 2 (hint: write the arguments as a mapping, and modelstub writes the JSON for you)",
   ],
   [
+    "arguments-template-outside-string.yaml",
+    "5:22: entries[0].reply.tool_calls[0].arguments: {{turn}} is outside a JSON string in the arguments text (hint: put it inside double quotes, \"{{turn}}\" (its value goes in JSON-escaped), or write the arguments as a mapping)",
+  ],
+  [
     "bad-indentation.yaml",
     "4:6: entries[0]: invalid YAML: this key is not indented like the keys beside it (hint: keys of one mapping start in the same column: line it up with the key above, or indent it further to nest it)",
   ],
@@ -55,6 +59,10 @@ const corpus: [string, ...string[]][] = [
     "3:21: entries[0].reply: template uses {{match.1}} but the entry has no match.regex (hint: add match: {regex: ...} with a ( ) group; {{match.*}} reads its captures)",
   ],
   [
+    "chunking-on-the-entry.yaml",
+    "3:5: entries[0]: unknown key `chunking` (hint: `chunking` goes under `reply:`)",
+  ],
+  [
     "chunking-typo.yaml",
     "4:19: entries[0].reply.chunking: unknown key `char` (hint: did you mean `chars`?)",
   ],
@@ -77,6 +85,10 @@ const corpus: [string, ...string[]][] = [
   [
     "duration-negative.yaml",
     "2:14: entries[0].latency: must be at least 0, got the number -5 (hint: a duration cannot be negative; use 0 for no wait)",
+  ],
+  [
+    "duration-over-24-days.yaml",
+    "2:14: entries[0].latency: the duration \"40000m\" (2400000000 ms) is longer than the longest wait, 24 days (2073600000 ms) (hint: timers cannot wait longer; for a call that never answers, use hang: true)",
   ],
   [
     "duration-with-words.yaml",
@@ -107,6 +119,10 @@ const corpus: [string, ...string[]][] = [
     "2:21: entries[0].match.regex: invalid regex: /read (\\S+/: Unterminated group (hint: match.regex is a JavaScript regex: escape a literal ( ) [ ] { } . * + ? with a backslash)",
   ],
   [
+    "json-comment-in-entry.json",
+    "4:26: entries[0]: invalid JSON: a comment (hint: JSON has no comments: remove it, or write the script as YAML)",
+  ],
+  [
     "json-comment.json",
     "2:3: invalid JSON: a comment (hint: JSON has no comments: remove it, or write the script as YAML)",
   ],
@@ -116,7 +132,7 @@ const corpus: [string, ...string[]][] = [
   ],
   [
     "json-trailing-comma.json",
-    "3:26: invalid JSON: a comma before `]` (hint: JSON allows no comma after the last item: remove it)",
+    "3:26: entries: invalid JSON: a comma before `]` (hint: JSON allows no comma after the last item: remove it)",
   ],
   [
     "json-unknown-key.json",
@@ -159,6 +175,10 @@ const corpus: [string, ...string[]][] = [
     "1:1: the script is empty (hint: a script is a mapping with `entries:` (a list of replies) or `steps:`)",
   ],
   [
+    "per-chunk-and-chunks-per-second.yaml",
+    "2:52: entries[0].latency: per_chunk and chunks_per_second both set the wait between chunks: expected one of them (hint: keep per_chunk for a fixed wait (like 50ms), or chunks_per_second for a rate (like 20))",
+  ],
+  [
     "regex-backslash-in-double-quotes.yaml",
     "2:30: entries[0].match.regex: invalid YAML: invalid escape \\d in a double-quoted text (hint: in double quotes a backslash starts an escape: write a regex in single quotes ('\\d+'), or double each backslash)",
   ],
@@ -180,7 +200,7 @@ const corpus: [string, ...string[]][] = [
   ],
   [
     "tab-indentation.yaml",
-    "2:1: invalid YAML: a tab is used for indentation (hint: YAML indents with spaces only: replace the tab with spaces)",
+    "2:1: entries: invalid YAML: a tab is used for indentation (hint: YAML indents with spaces only: replace the tab with spaces)",
   ],
   [
     "template-split-across-chunks.yaml",
@@ -243,6 +263,14 @@ const corpus: [string, ...string[]][] = [
     "3:5: entries[0]: the entry has 2 actions (reply, error): expected exactly one (hint: an entry answers one way: split it into one entry per action, or remove all but one)",
   ],
   [
+    "unclosed-list.yaml",
+    "1:10: entries: invalid YAML: the [ list opened here is not closed (hint: add ] after its last item)",
+  ],
+  [
+    "unclosed-mapping.yaml",
+    "2:12: entries[0].reply: invalid YAML: the { mapping opened here is not closed (hint: add } after its last item)",
+  ],
+  [
     "unclosed-quote.yaml",
     "2:12: entries[0].reply: invalid YAML: this double-quoted text is not closed (hint: add the closing \" at the end of the text)",
   ],
@@ -295,6 +323,18 @@ const corpus: [string, ...string[]][] = [
     "2:23: entries[0].reply: unknown template variable {{last_usr}} (hint: did you mean {{last_user}}?)",
   ],
   [
+    "unquoted-template-in-arguments.yaml",
+    "6:30: entries[0].reply.tool_calls[0].arguments.path: a {{variable}} must be quoted: unquoted, YAML reads it as a mapping (hint: write \"{{match.1}}\")",
+  ],
+  [
+    "unquoted-template-in-text.yaml",
+    "3:12: entries[0].reply: a {{variable}} must be quoted: unquoted, YAML reads it as a mapping (hint: write \"{{last_user}} to you too\")",
+  ],
+  [
+    "unquoted-template-reply.yaml",
+    "2:12: entries[0].reply: a {{variable}} must be quoted: unquoted, YAML reads it as a mapping (hint: write \"{{last_user}}\")",
+  ],
+  [
     "version-two.yaml",
     "1:10: version: expected 1, got the number 2 (hint: 1 is the only version of the format so far)",
   ],
@@ -335,6 +375,13 @@ describe("loadScriptFile() on the bad-scripts corpus", () => {
         expect(`${issue.path}${issue.message}${issue.hint}`, name).not.toContain("\n");
       }
     }
+  });
+
+  it("prints no Node warning while rejecting an unquoted {{variable}}", async () => {
+    const warn = vi.spyOn(process, "emitWarning");
+    await loadError(pathOf("unquoted-template-in-arguments.yaml"));
+    expect(warn).not.toHaveBeenCalled();
+    vi.restoreAllMocks();
   });
 
   it("names a missing file without a line", async () => {

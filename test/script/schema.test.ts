@@ -118,7 +118,7 @@ describe("modelstub schema", () => {
 
   it("declares draft 2020-12, an id, a title and a description", () => {
     expect(schema["$schema"]).toBe("https://json-schema.org/draft/2020-12/schema");
-    expect(schema).toMatchObject({ $id: expect.any(String), title: "modelstub script", description: "A modelstub script.", type: "object" });
+    expect(schema).toMatchObject({ $id: "urn:modelstub:schema:script", title: "modelstub script", description: "A modelstub script.", type: "object" });
   });
 
   it("accepts every example script", async () => {

@@ -36,8 +36,11 @@ async function expectCode(p: Promise<unknown>, code: number): Promise<void> {
   throw new Error(`expected status ${code}, got OK`);
 }
 
-/** Drives the scenario through a port, one call after another, in `session`. */
-export async function driveScenario(port: ModelPort, session: string): Promise<void> {
+/**
+ * Drives the scenario through a port, one call after another, in `session`. The last call is
+ * a hang cut off by a client deadline of `hangDeadlineMs` (default 100 ms).
+ */
+export async function driveScenario(port: ModelPort, session: string, { hangDeadlineMs = 100 }: { hangDeadlineMs?: number } = {}): Promise<void> {
   const build = (r: ReturnType<typeof req>) => create(GenerateRequestSchema, r);
   const o = { session };
   const convo: Message[] = [
@@ -54,5 +57,5 @@ export async function driveScenario(port: ModelPort, session: string): Promise<v
   await expectCode(port.generate(build(req(convo, "flaky")), o), Code.UNAVAILABLE);
   await port.generate(build(req(convo, "flaky")), o);
   await expectCode(port.generate(build(req(convo, "slow")), o), Code.DEADLINE_EXCEEDED);
-  await expectCode(port.generate(build(req(convo, "stuck")), { ...o, timeoutMs: 100 }), Code.DEADLINE_EXCEEDED);
+  await expectCode(port.generate(build(req(convo, "stuck")), { ...o, timeoutMs: hangDeadlineMs }), Code.DEADLINE_EXCEEDED);
 }
