@@ -18,7 +18,11 @@ function deserializer(schema: DescMessage) {
  * that lets grpc-js serve (and call) protobuf-es messages, with no proto-loader and no second
  * code generator. Methods are keyed by their proto names (`Generate`, `GenerateStream`).
  */
-export function serviceDefinition(service: DescService): ServiceDefinition {
+export function serviceDefinition(
+  service: DescService,
+  /** Hand-written response serializers by method name, for hot paths (encode-stream-frame.ts). */
+  responseSerializers: Record<string, (message: never) => Buffer> = {},
+): ServiceDefinition {
   const def: Record<string, MethodDefinition<unknown, unknown>> = {};
   for (const m of service.methods) {
     def[m.name] = {
@@ -27,7 +31,7 @@ export function serviceDefinition(service: DescService): ServiceDefinition {
       responseStream: m.methodKind === "server_streaming" || m.methodKind === "bidi_streaming",
       requestSerialize: serializer(m.input),
       requestDeserialize: deserializer(m.input),
-      responseSerialize: serializer(m.output),
+      responseSerialize: responseSerializers[m.name] ?? serializer(m.output),
       responseDeserialize: deserializer(m.output),
       originalName: m.name,
     } as MethodDefinition<unknown, unknown>;

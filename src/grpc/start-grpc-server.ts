@@ -1,12 +1,14 @@
 import { Server, ServerCredentials, type ChannelOptions } from "@grpc/grpc-js";
 import { ControlService } from "../../gen/modelstub/v1/control_pb.js";
-import { ModelService } from "../../gen/modelstub/v1/model_pb.js";
+import { ModelService, type GenerateResponse } from "../../gen/modelstub/v1/model_pb.js";
 import type { Stub } from "../engine/create-stub.js";
 import type { Logger } from "../log/create-logger.js";
 import { controlServiceHandlers } from "./control-service.js";
 import { createHealthState, type HealthState } from "./health-service.js";
 import { addReflection } from "./reflection-service.js";
 import { modelServiceHandlers } from "./model-service.js";
+import { encodeResponse } from "../engine/encode-episode.js";
+import { encodeStreamFrame } from "./encode-stream-frame.js";
 import { serviceDefinition } from "./service-definition.js";
 
 /** Options of the gRPC server. */
@@ -49,6 +51,12 @@ export function splitAddress(address: string): { host: string; port: number } {
 }
 
 /** Starts ModelService and ControlService on `options.address`. Rejects on a busy or bad address. */
+/** A Generate reply for the wire: the bytes its episode call was recorded with, when it was. */
+function sendResponse(response: GenerateResponse): Buffer {
+  const bytes = encodeResponse(response);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 export async function startGrpcServer(options: GrpcServerOptions): Promise<RunningGrpcServer> {
   const address = options.address ?? "127.0.0.1:50051";
   const { host } = splitAddress(address);
@@ -57,7 +65,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   // handler never adds them), so a shutdown past the grace period leaves calls hanging and the
   // process never exits. The graceful-shutdown test catches that.
   const server = new Server(options.channelOptions);
-  server.addService(serviceDefinition(ModelService), modelServiceHandlers(options.stub, options.logger));
+  server.addService(serviceDefinition(ModelService, { Generate: sendResponse, GenerateStream: encodeStreamFrame }), modelServiceHandlers(options.stub, options.logger));
   server.addService(serviceDefinition(ControlService), controlServiceHandlers(options.stub, options.controlToken));
   const health = options.health ?? createHealthState("NOT_SERVING");
   health.addToServer(server);
