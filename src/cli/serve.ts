@@ -6,7 +6,7 @@ import type { CompiledScript } from "../engine/compile-script.js";
 import { createStub, type Stub } from "../engine/create-stub.js";
 import { defaultScript } from "../engine/default-script.js";
 import { loadScriptFile } from "../engine/load-script.js";
-import { parseDuration } from "../engine/parse-duration.js";
+import { maxDurationMs, parseDuration } from "../engine/parse-duration.js";
 import { ScriptError } from "../engine/script-error.js";
 import { splitAddress, startGrpcServer, type RunningGrpcServer } from "../grpc/start-grpc-server.js";
 import { startHttpServer, type RunningHttpServer } from "../http/start-http-server.js";
@@ -174,6 +174,8 @@ export async function serve(argv: string[]): Promise<number> {
     }
     const graceMs = parseDuration(String(options["grace"]));
     if (graceMs === undefined) throw new UsageError(`--grace must be a duration like 10s or 500ms, not ${JSON.stringify(options["grace"])}`);
+    // Node's timers fire at once past 2^31-1 ms: a longer grace would cut calls off immediately.
+    if (graceMs > maxDurationMs) throw new UsageError(`--grace must be at most 24 days (34560m), not ${JSON.stringify(options["grace"])}`);
     const maxMessageBytes = intOption(options, "max-message-bytes")!;
     const credentials = await credentialsOf(options);
     let script: CompiledScript;

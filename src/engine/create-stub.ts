@@ -156,7 +156,7 @@ export function createStub(options: StubOptions): Stub {
       if (!(s instanceof Session)) return { kind: "status", status: s };
       const journal = s.episode;
       if (journal.sequence >= maxEpisodeCalls) {
-        return { kind: "status", status: limitStatus(`session ${JSON.stringify(s.name)} has recorded ${maxEpisodeCalls} calls (--max-episode-calls); reset it with ControlService.ResetSession`) };
+        return { kind: "status", status: limitStatus(`session ${JSON.stringify(s.name)} has recorded ${maxEpisodeCalls} ${maxEpisodeCalls === 1 ? "call" : "calls"} (--max-episode-calls); reset it with ControlService.ResetSession`) };
       }
       if (journal.bytes >= maxEpisodeBytes) {
         return {

@@ -75,7 +75,7 @@ export function selectEntry(session: Session, stepId: string, view: RequestView)
     return {
       status: {
         code: Code.FAILED_PRECONDITION,
-        message: `${list.label} ran out: it served all ${entries.length} of its entries (${cursor.served} calls); add entries, or set on_exhausted: repeat-last or cycle on this list`,
+        message: `${list.label} ran out: it served its ${plural(entries.length, "entry", "entries")} (${plural(cursor.served, "call", "calls")}); add entries, or set on_exhausted: repeat-last or cycle on this list`,
         trailers: [],
       },
     };
@@ -93,4 +93,9 @@ export function selectEntry(session: Session, stepId: string, view: RequestView)
       trailers: [],
     },
   };
+}
+
+/** "1 entry", "3 entries": messages read as sentences. */
+function plural(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
 }

@@ -73,6 +73,12 @@ describe("modelstub serve", () => {
     }
   });
 
+  it("exits 2 for a --grace longer than a timer can wait, instead of cutting calls off at once", async () => {
+    const r = await runCli(["serve", "--grpc", "127.0.0.1:0", "--grace", "36000m"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--grace must be at most 24 days (34560m), not "36000m"');
+  });
+
   it("exits 2 with a clear message when the port is busy", async () => {
     const first = await startServeProcess(["--grpc", "127.0.0.1:0"]);
     try {

@@ -409,7 +409,7 @@ describe("logs", () => {
     });
     const lines = callLines(stderr);
     expect(lines.filter((l) => l["outcome"] === "REFUSED")).toEqual([
-      refused("Generate", "a", "RESOURCE_EXHAUSTED", "has recorded 1 calls (--max-episode-calls)"),
+      refused("Generate", "a", "RESOURCE_EXHAUSTED", "has recorded 1 call (--max-episode-calls)"),
       refused("Generate", "c", "RESOURCE_EXHAUSTED", "session limit reached"),
       refused("GenerateStream", "bad name!", "INVALID_ARGUMENT", "invalid session name"),
       refused("Generate", "late", "UNAVAILABLE", "shutting down"),

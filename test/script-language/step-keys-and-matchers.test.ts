@@ -95,7 +95,7 @@ describe("step-keyed lists", () => {
     await port.generate(userRequest("x"), { step: "act" });
     await expect(port.generate(userRequest("x"), { step: "act" })).rejects.toMatchObject({
       code: Code.FAILED_PRECONDITION,
-      details: "steps.act ran out: it served all 2 of its entries (2 calls); add entries, or set on_exhausted: repeat-last or cycle on this list",
+      details: "steps.act ran out: it served its 2 entries (2 calls); add entries, or set on_exhausted: repeat-last or cycle on this list",
     });
   });
 });

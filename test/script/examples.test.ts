@@ -54,7 +54,7 @@ describe("examples/", () => {
     const err = await failure(s.port.generate(userRequest("again"), { session: "h" }));
     expect([err.code, err.details]).toEqual([
       Code.FAILED_PRECONDITION,
-      "entries ran out: it served all 1 of its entries (1 calls); add entries, or set on_exhausted: repeat-last or cycle on this list",
+      "entries ran out: it served its 1 entry (1 call); add entries, or set on_exhausted: repeat-last or cycle on this list",
     ]);
   });
 

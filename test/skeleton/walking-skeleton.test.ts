@@ -87,7 +87,7 @@ describe("ModelService over gRPC", () => {
     await expect(fourth).rejects.toBeInstanceOf(ModelCallError);
     await expect(fourth).rejects.toMatchObject({
       code: Code.FAILED_PRECONDITION,
-      details: "entries ran out: it served all 3 of its entries (3 calls); add entries, or set on_exhausted: repeat-last or cycle on this list",
+      details: "entries ran out: it served its 3 entries (3 calls); add entries, or set on_exhausted: repeat-last or cycle on this list",
     });
   });
 
