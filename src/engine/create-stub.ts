@@ -166,12 +166,7 @@ export function createStub(options: StubOptions): Stub {
       }
       inFlight++;
       try {
-        const running = runCall(s, clock, input, options.onCall);
-        // runCall takes its sequence number before its first await, so this is the call's slot.
-        const slot = journal.sequence - 1;
-        const result = await running;
-        journal.bytes += journal.calls[slot]?.length ?? 0;
-        return result;
+        return await runCall(s, clock, input, options.onCall);
       } finally {
         inFlight--;
       }

@@ -22,7 +22,7 @@ export interface RunningCall {
 export class EpisodeJournal {
   /** Recorded calls, encoded, by sequence - 1; a slot stays empty while its call is in flight. */
   calls: (Uint8Array | undefined)[] = [];
-  /** Bytes of the recorded calls (their encoded lengths summed), counted as calls finish, for --max-episode-bytes. */
+  /** Bytes of the recorded calls (their encoded lengths summed), for --max-episode-bytes. */
   bytes = 0;
   /** Last sequence number handed out. */
   sequence = 0;
@@ -31,6 +31,12 @@ export class EpisodeJournal {
   /** Calls of this episode still running. */
   readonly running = new Set<RunningCall>();
   private onIdle: (() => void) | undefined;
+
+  /** Records call `sequence` (1-based) as its encoded bytes, and counts them. */
+  record(sequence: number, call: Uint8Array): void {
+    this.calls[sequence - 1] = call;
+    this.bytes += call.length;
+  }
 
   /** Marks a call finished (after it has recorded itself). */
   finish(call: RunningCall): void {

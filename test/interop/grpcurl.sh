@@ -18,26 +18,9 @@ GRPCURL="${GRPCURL:-$ROOT/.cache/bin/grpcurl}"
 [ -x "$GRPCURL" ] || { echo "grpcurl.sh: $GRPCURL is not built: run test/interop/build.sh grpcurl" >&2; exit 1; }
 [ -f "$ROOT/dist/bundle/modelstub.mjs" ] || { echo "grpcurl.sh: no built server in dist/: run 'npm run build'" >&2; exit 1; }
 
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/modelstub-grpcurl.XXXXXX")"
-SERVER_PID=""
-cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"; }
-trap cleanup EXIT
-
-passed=0; failed=0
-ok() { passed=$((passed + 1)); echo "ok   grpcurl: $*"; }
-bad() { failed=$((failed + 1)); echo "FAIL grpcurl: $*"; }
-indent() { sed 's/^/     /'; }
-
-node "$ROOT/bin/modelstub.js" serve --script "$HERE/grpcurl.yaml" --grpc 127.0.0.1:0 > "$WORK/server.log" 2>&1 &
-SERVER_PID=$!
-ADDR=""
-for _ in $(seq 100); do
-  ADDR="$(sed -n 's/^modelstub: gRPC listening on //p' "$WORK/server.log")"
-  [ -n "$ADDR" ] && break
-  kill -0 "$SERVER_PID" 2>/dev/null || break
-  sleep 0.1
-done
-[ -n "$ADDR" ] || { echo "grpcurl.sh: the server did not start:" >&2; cat "$WORK/server.log" >&2; echo "0 passed, 1 failed"; exit 1; }
+source "$HERE/lib.sh"
+interop_setup grpcurl "grpcurl: "
+start_server "$HERE/grpcurl.yaml" "$WORK/server.log" || { echo "0 passed, 1 failed"; exit 1; }
 
 # g NAME ARGS...: runs grpcurl -plaintext ARGS against the server; NAME.out, NAME.err, NAME.rc.
 SOURCE=()

@@ -31,32 +31,9 @@ for l in "${LANGS[@]}"; do
   [ -x "$BIN/executor-$l" ] || { echo "run.sh: executor-$l is not built: run test/interop/build.sh $l" >&2; exit 1; }
 done
 
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/modelstub-interop.XXXXXX")"
+source "$HERE/lib.sh"
+interop_setup interop
 mkdir -p "$WORK/alone" "$WORK/own" "$WORK/together"
-SERVER_PID=""
-cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"; }
-trap cleanup EXIT
-
-passed=0; failed=0
-ok() { passed=$((passed + 1)); echo "ok   $*"; }
-bad() { failed=$((failed + 1)); echo "FAIL $*"; }
-indent() { sed 's/^/     /'; }
-
-start_server() { # start_server LOG: starts a fresh server, sets SERVER_PID and ADDR
-  node "$ROOT/bin/modelstub.js" serve --script "$HERE/scenario.yaml" --grpc 127.0.0.1:0 > "$1" 2>&1 &
-  SERVER_PID=$!
-  ADDR=""
-  local i
-  for i in $(seq 100); do
-    ADDR="$(sed -n 's/^modelstub: gRPC listening on //p' "$1")"
-    [ -n "$ADDR" ] && return 0
-    kill -0 "$SERVER_PID" 2>/dev/null || break
-    sleep 0.1
-  done
-  echo "run.sh: the server did not start:" >&2; cat "$1" >&2
-  return 1
-}
-stop_server() { kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""; }
 
 same_bytes() { # same_bytes LABEL EXPECTED ACTUAL: one ok/FAIL, with the first differing field on FAIL
   if cmp -s "$2" "$3"; then ok "$1"
@@ -65,7 +42,7 @@ same_bytes() { # same_bytes LABEL EXPECTED ACTUAL: one ok/FAIL, with the first d
 
 run_alone() { # run_alone DIR LANG SESSION: the executor alone on a fresh server
   local dir="$1" l="$2" s="$3"
-  start_server "$WORK/$dir/server-$l.log" || { bad "$dir: $l: server start"; return; }
+  start_server "$HERE/scenario.yaml" "$WORK/$dir/server-$l.log" || { bad "$dir: $l: server start"; return; }
   if "$BIN/executor-$l" -addr "$ADDR" -session "$s" -out "$WORK/$dir/$l.binpb" > "$WORK/$dir/$l.txt" 2>&1; then
     ok "$dir: $l scenario in session $s on a fresh server"
   else
@@ -90,7 +67,7 @@ done
 
 # 2. Together on one server, one session each, against each language alone under that name.
 for l in "${LANGS[@]}"; do run_alone own "$l" "$SESSION-$l"; done
-if start_server "$WORK/together/server.log"; then
+if start_server "$HERE/scenario.yaml" "$WORK/together/server.log"; then
   pids=()
   for l in "${LANGS[@]}"; do
     "$BIN/executor-$l" -addr "$ADDR" -session "$SESSION-$l" -out "$WORK/together/$l.binpb" > "$WORK/together/$l.txt" 2>&1 &

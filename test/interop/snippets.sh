@@ -12,25 +12,9 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 BIN="$HERE/.build/bin"
 VENV="$ROOT/.cache/interop/venv"
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/modelstub-snippets.XXXXXX")"
-SERVER_PID=""
-cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"; }
-trap cleanup EXIT
-
-passed=0; failed=0
-ok() { passed=$((passed + 1)); echo "ok   $*"; }
-bad() { failed=$((failed + 1)); echo "FAIL $*"; }
-
-node "$ROOT/bin/modelstub.js" serve --script "$HERE/snippets.yaml" --grpc 127.0.0.1:0 > "$WORK/server.log" 2>&1 &
-SERVER_PID=$!
-ADDR=""
-for _ in $(seq 100); do
-  ADDR="$(sed -n 's/^modelstub: gRPC listening on //p' "$WORK/server.log")"
-  [ -n "$ADDR" ] && break
-  kill -0 "$SERVER_PID" 2>/dev/null || break
-  sleep 0.1
-done
-[ -n "$ADDR" ] || { echo "snippets.sh: the server did not start:" >&2; cat "$WORK/server.log" >&2; echo "0 passed, 1 failed"; exit 1; }
+source "$HERE/lib.sh"
+interop_setup snippets
+start_server "$HERE/snippets.yaml" "$WORK/server.log" || { echo "0 passed, 1 failed"; exit 1; }
 
 # The Python example generates its stubs with the README's command, from a folder holding proto/.
 mkdir -p "$WORK/python/gen" && ln -s "$ROOT/proto" "$WORK/python/proto"

@@ -1,0 +1,37 @@
+# Shared by run.sh, snippets.sh and grpcurl.sh (sourced, not run): a scratch folder removed on
+# exit together with any server still running, pass/fail counters, and a modelstub server.
+#
+#   interop_setup NAME [LABEL]   WORK=a fresh folder; ok/bad lines start with LABEL
+#   start_server SCRIPT LOG      serves SCRIPT on 127.0.0.1:0; sets SERVER_PID and ADDR
+#   stop_server                  stops it and waits for it
+# Needs ROOT (the repository root) and a built server (npm run build).
+
+interop_setup() {
+  WORK="$(mktemp -d "${TMPDIR:-/tmp}/modelstub-$1.XXXXXX")"
+  LABEL="${2:-}"
+  SERVER_PID=""
+  passed=0; failed=0
+  trap 'interop_cleanup' EXIT
+}
+interop_cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"; }
+
+ok() { passed=$((passed + 1)); echo "ok   $LABEL$*"; }
+bad() { failed=$((failed + 1)); echo "FAIL $LABEL$*"; }
+indent() { sed 's/^/     /'; }
+
+# Returns 1 (having printed the server's output) when it exits or prints no address in 10 s.
+start_server() {
+  node "$ROOT/bin/modelstub.js" serve --script "$1" --grpc 127.0.0.1:0 > "$2" 2>&1 &
+  SERVER_PID=$!
+  ADDR=""
+  local _
+  for _ in $(seq 100); do
+    ADDR="$(sed -n 's/^modelstub: gRPC listening on //p' "$2")"
+    [ -n "$ADDR" ] && return 0
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "the server did not start:" >&2; cat "$2" >&2
+  return 1
+}
+stop_server() { kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""; }
