@@ -3,7 +3,9 @@ import { readFile, writeFile } from "node:fs/promises";
 import { EpisodeSchema, type Episode } from "../../gen/modelstub/v1/episode_pb.js";
 import type { GetEpisodeResponse } from "../../gen/modelstub/v1/control_pb.js";
 import { episodeDifference } from "../engine/episode-difference.js";
+import { Code } from "../engine/status-code.js";
 import { createControlClient } from "../port/control-client.js";
+import { ModelCallError } from "../port/model-port.js";
 import { formatOptionsHelp, resolveOptions, UsageError, type OptionSpec } from "./options.js";
 
 const specs: OptionSpec[] = [
@@ -18,8 +20,10 @@ const usage = `usage: modelstub episode [FILE] [options]
        modelstub episode compare A B
 
 Prints an episode as JSON: read from FILE (.binpb bytes or .json), or fetched from a running
-server's ControlService. \`compare\` compares two episode files byte for byte; when they differ
-it prints the first differing field path with both values, and exits 1.
+server's ControlService (streamed by ExportEpisode in chunks of at most 1 MiB, so an episode of
+any size arrives within gRPC's default 4 MiB message limit). \`compare\` compares two episode
+files byte for byte; when they differ it prints the first differing field path with both
+values, and exits 1.
 
 ${formatOptionsHelp(specs)}
 `;
@@ -56,6 +60,24 @@ async function compare(a: string, b: string): Promise<number> {
   return 1;
 }
 
+/**
+ * A running server's episode bytes, streamed through ExportEpisode in chunks of at most 1 MiB:
+ * any episode fits the default 4 MiB receive limit, where GetEpisode's answer (the episode
+ * twice) does not past 2 MiB. A server older than ExportEpisode answers UNIMPLEMENTED; then
+ * GetEpisode, asking for the bytes only.
+ */
+async function fetchEpisodeBytes(address: string, session: string, token: string | undefined): Promise<Uint8Array> {
+  const client = createControlClient(address, { token });
+  try {
+    return (await client.exportEpisode(session)).bytes;
+  } catch (err) {
+    if (!(err instanceof ModelCallError && err.code === Code.UNIMPLEMENTED)) throw err;
+    return (await client.call<GetEpisodeResponse>("GetEpisode", { session, bytesOnly: true })).episodeBinpb;
+  } finally {
+    client.close();
+  }
+}
+
 /** `modelstub episode`. */
 export async function episode(argv: string[]): Promise<number> {
   try {
@@ -74,14 +96,8 @@ export async function episode(argv: string[]): Promise<number> {
     if (positionals[0]) {
       ({ episode: ep, bytes } = await readEpisodeFile(positionals[0]));
     } else {
-      const client = createControlClient(String(options["addr"]), { token: options["control-token"] as string | undefined });
-      try {
-        const res = await client.call<GetEpisodeResponse>("GetEpisode", { session: options["session"] });
-        bytes = res.episodeBinpb;
-        ep = fromBinary(EpisodeSchema, bytes);
-      } finally {
-        client.close();
-      }
+      bytes = await fetchEpisodeBytes(String(options["addr"]), String(options["session"]), options["control-token"] as string | undefined);
+      ep = fromBinary(EpisodeSchema, bytes);
     }
     if (options["out"]) await writeFile(String(options["out"]), bytes);
     process.stdout.write(`${toJsonString(EpisodeSchema, ep ?? create(EpisodeSchema), { prettySpaces: 2, useProtoFieldName: true })}\n`);

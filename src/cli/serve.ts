@@ -1,5 +1,3 @@
-import { ServerCredentials } from "@grpc/grpc-js";
-import { readFile } from "node:fs/promises";
 import { isIP } from "node:net";
 import { createRealClock, createVirtualClock } from "../engine/clock.js";
 import type { CompiledScript } from "../engine/compile-script.js";
@@ -9,13 +7,13 @@ import { loadScriptFile } from "../engine/load-script.js";
 import { maxDurationMs, parseDuration } from "../engine/parse-duration.js";
 import { ScriptError } from "../engine/script-error.js";
 import { splitAddress, startGrpcServer, type RunningGrpcServer } from "../grpc/start-grpc-server.js";
-import { startHttpServer, type RunningHttpServer } from "../http/start-http-server.js";
+import { parseHttpAddress, startHttpServer, type RunningHttpServer } from "../http/start-http-server.js";
 import { createLogger, type LogFormat, type LogLevel, type Logger } from "../log/create-logger.js";
-import type { Episode } from "../../gen/modelstub/v1/episode_pb.js";
-import { Code } from "../engine/status-code.js";
-import { createEpisodeWriter } from "../record/create-episode-writer.js";
+import { createRecorder, type Recorder } from "../record/create-recorder.js";
+import { prepareRecordDir, RecordDirError } from "../record/prepare-record-dir.js";
 import { formatOptionsHelp, intOption, resolveOptions, UsageError, type OptionSource, type ResolvedOptions } from "./options.js";
 import { serveOptions } from "./serve-options.js";
+import { TlsFileError, tlsCredentials } from "./tls-credentials.js";
 
 const usage = `usage: modelstub serve [options]
 
@@ -25,8 +23,9 @@ also be set by the environment variable named beside it; a flag wins over its va
 
 ${formatOptionsHelp(serveOptions)}
 
-Exit codes: 0 after a graceful shutdown (SIGTERM or SIGINT), 2 for a bad option, a bad script
-or an address that cannot be bound.
+Exit codes: 0 after a graceful shutdown (SIGTERM or SIGINT), 1 after one in which an episode
+could not be written to --record-dir, 2 for a bad option, a bad script, TLS files that cannot be
+used, a record directory that cannot be written or an address that cannot be bound.
 `;
 
 /** Whether a bind address only listens on this machine. */
@@ -38,16 +37,12 @@ export function isLoopbackHost(host: string): boolean {
 
 class ServeError extends Error {}
 
-async function credentialsOf(options: ResolvedOptions): Promise<ServerCredentials | undefined> {
-  const cert = options["tls-cert"] as string | undefined;
-  const key = options["tls-key"] as string | undefined;
-  if (!cert && !key) return undefined;
-  if (!cert || !key) throw new ServeError("--tls-cert and --tls-key go together: give both, or neither for plaintext");
+/** The host of --http, or the same refusal a bad address got from listening on it. */
+function httpHostOf(address: string): string {
   try {
-    const [certChain, privateKey] = await Promise.all([readFile(cert), readFile(key)]);
-    return ServerCredentials.createSsl(null, [{ cert_chain: certChain, private_key: privateKey }], false);
+    return parseHttpAddress(address).host;
   } catch (err) {
-    throw new ServeError(`cannot use the TLS files: ${(err as Error).message}`);
+    throw new ServeError(`cannot listen on ${address}: ${(err as Error).message}`);
   }
 }
 
@@ -81,29 +76,52 @@ function logFormatOf(options: ResolvedOptions): LogFormat {
   return process.stderr.isTTY ? "text" : "json";
 }
 
+/** --session-idle-timeout in ms, or undefined when it is off (the default). */
+function sessionIdleTimeoutOf(options: ResolvedOptions): number | undefined {
+  const raw = options["session-idle-timeout"];
+  if (raw === undefined || raw === false) return undefined;
+  const ms = parseDuration(String(raw));
+  if (ms === undefined || ms === 0) throw new UsageError(`--session-idle-timeout must be a duration like 10m or 30s, not ${JSON.stringify(raw)}`);
+  if (ms > maxDurationMs) throw new UsageError(`--session-idle-timeout must be at most 24 days (34560m), not ${JSON.stringify(raw)}`);
+  return ms;
+}
+
 /**
- * Records episodes into the record dir, one write queue per session (the latest episode wins);
- * shutdown waits for the queues. record() resolves once the files are written, so a reset or
- * reload answers after that; when they cannot be written it logs and rejects with the status the
- * control call answers.
+ * Checks --record-dir before anything listens (prepareRecordDir): a directory that cannot be
+ * written refuses the start, rather than every episode being lost at shutdown. Logs the stale
+ * temp files it removed.
  */
-function createRecorder(dir: string | undefined, logger: Logger) {
-  const writer = dir ? createEpisodeWriter(dir) : undefined;
-  return {
-    async record(episode: Episode): Promise<void> {
-      if (!writer) return;
-      try {
-        const path = await writer.write(episode);
-        logger.info("episode recorded", { session: episode.session, calls: episode.calls.length, path });
-      } catch (err) {
-        const error = (err as Error).message;
-        logger.error("cannot record episode", { session: episode.session, error });
-        const message = `the closed episode of session ${JSON.stringify(episode.session)} could not be written to --record-dir: ${error} (the session has a new episode all the same)`;
-        throw Object.assign(new Error(message), { status: { code: Code.INTERNAL, message } });
+async function checkRecordDir(dir: string, logger: Logger): Promise<void> {
+  try {
+    const { removed, kept } = await prepareRecordDir(dir);
+    if (removed > 0 || kept > 0) logger.info("stale temp files in --record-dir", { dir, removed, kept_for_running_process: kept });
+  } catch (err) {
+    if (err instanceof RecordDirError) throw new ServeError(err.message);
+    throw err;
+  }
+}
+
+/**
+ * Lets go of the sessions idle for `idleMs` (Stub.evictIdle), one log line each, checking a few
+ * times per timeout (at most once a second). Wall-clock time whatever the --clock: eviction is
+ * operational and never changes what an episode records. Returns the function that stops it.
+ */
+function startIdleEviction(stub: Stub, idleMs: number, logger: Logger): () => void {
+  const timer = setInterval(
+    () => {
+      for (const e of stub.evictIdle(idleMs)) {
+        e.closed.then(
+          (calls) => logger.info("session evicted", { session: e.name, idle_ms: e.idleMs, calls }),
+          // The recorder has logged the write's error; this says the session went all the same.
+          (err: unknown) => logger.warn("session evicted", { session: e.name, idle_ms: e.idleMs, recorded: false, error: (err as Error).message }),
+        );
       }
     },
-    settled: () => writer?.settled() ?? Promise.resolve(),
-  };
+    Math.min(1000, Math.max(10, Math.floor(idleMs / 4))),
+  );
+  // Never what keeps the process alive.
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /** Waits until no call is in flight, or until `ms` pass; true when they all finished. */
@@ -162,7 +180,8 @@ export async function serve(argv: string[]): Promise<number> {
   let grpc: RunningGrpcServer | undefined;
   let http: RunningHttpServer | undefined;
   let stub: Stub;
-  let recorder: ReturnType<typeof createRecorder>;
+  let recorder: Recorder;
+  let stopEviction = () => {};
   try {
     const grpcAddress = String(options["grpc"]);
     const { host } = splitAddress(grpcAddress);
@@ -172,12 +191,28 @@ export async function serve(argv: string[]): Promise<number> {
         `refusing to serve ControlService on ${grpcAddress} without a token: it can replace scripts and read episodes. Set --control-token (or MODELSTUB_CONTROL_TOKEN), or bind a loopback address`,
       );
     }
+    // The HTTP front has no ControlService, but off loopback anyone could drive its sessions
+    // and fill its caps: the same rule, and the token becomes its bearer token (the SDKs' apiKey).
+    const httpAddress = options["http"] ? String(options["http"]) : undefined;
+    const httpExposed = httpAddress !== undefined && !isLoopbackHost(httpHostOf(httpAddress));
+    if (httpExposed && !controlToken) {
+      throw new ServeError(
+        `refusing to serve HTTP on ${httpAddress} without a token: anyone who reaches it can drive its sessions. Set --control-token (or MODELSTUB_CONTROL_TOKEN), which every HTTP request must then send as \`authorization: Bearer TOKEN\`, or bind a loopback address`,
+      );
+    }
     const graceMs = parseDuration(String(options["grace"]));
     if (graceMs === undefined) throw new UsageError(`--grace must be a duration like 10s or 500ms, not ${JSON.stringify(options["grace"])}`);
     // Node's timers fire at once past 2^31-1 ms: a longer grace would cut calls off immediately.
     if (graceMs > maxDurationMs) throw new UsageError(`--grace must be at most 24 days (34560m), not ${JSON.stringify(options["grace"])}`);
     const maxMessageBytes = intOption(options, "max-message-bytes")!;
-    const credentials = await credentialsOf(options);
+    const idleTimeoutMs = sessionIdleTimeoutOf(options);
+    let credentials;
+    try {
+      credentials = await tlsCredentials(options["tls-cert"] as string | undefined, options["tls-key"] as string | undefined);
+    } catch (err) {
+      if (err instanceof TlsFileError) throw new ServeError(err.message);
+      throw err;
+    }
     let script: CompiledScript;
     try {
       script = options["script"] ? await loadScriptFile(String(options["script"])) : defaultScript();
@@ -186,14 +221,16 @@ export async function serve(argv: string[]): Promise<number> {
       if (err instanceof ScriptError) throw new ServeError(err.message);
       throw err;
     }
-    recorder = createRecorder(options["record-dir"] as string | undefined, logger);
+    const recordDir = (options["record-dir"] as string | undefined) || undefined;
+    if (recordDir) await checkRecordDir(recordDir, logger);
+    recorder = createRecorder(recordDir, logger);
     stub = createStub({
       script,
       clock: options["clock"] === "virtual" ? createVirtualClock() : createRealClock(),
       maxSessions: intOption(options, "max-sessions"),
       maxEpisodeCalls: intOption(options, "max-episode-calls"),
       maxEpisodeBytes: intOption(options, "max-episode-bytes"),
-      onEpisodeClosed: (e) => recorder.record(e),
+      onEpisodeClosed: (e, why) => recorder.record(e, why),
     });
     try {
       grpc = await startGrpcServer({
@@ -209,9 +246,9 @@ export async function serve(argv: string[]): Promise<number> {
       const busy = /EADDRINUSE|address already in use|No address added/i.test(msg);
       throw new ServeError(`cannot listen on ${grpcAddress}: ${busy ? "the address is in use (is another modelstub running? pick another with --grpc)" : msg}`);
     }
-    if (options["http"]) {
+    if (httpAddress) {
       try {
-        http = await startHttpServer({ stub, address: String(options["http"]), log: (r) => logger.http(r), maxBodyBytes: maxMessageBytes });
+        http = await startHttpServer({ stub, address: httpAddress, log: (r) => logger.http(r), maxBodyBytes: maxMessageBytes, token: httpExposed ? controlToken : undefined });
       } catch (err) {
         const msg = (err as Error).message;
         throw new ServeError(`cannot listen on ${options["http"]}: ${/EADDRINUSE/.test(msg) ? "the address is in use (pick another with --http)" : msg}`);
@@ -220,8 +257,10 @@ export async function serve(argv: string[]): Promise<number> {
     process.stdout.write(`modelstub: serving script ${JSON.stringify(script.name)} (${script.entryCount} ${script.entryCount === 1 ? "entry" : "entries"}, ${options["clock"]} clock)\n`);
     process.stdout.write(`modelstub: gRPC listening on ${grpc.address}${credentials ? " (TLS)" : ""}\n`);
     if (http) process.stdout.write(`modelstub: HTTP listening on http://${http.address}\n`);
+    if (idleTimeoutMs !== undefined) stopEviction = startIdleEviction(stub, idleTimeoutMs, logger);
 
     const signal = await stopSignal.received;
+    stopEviction();
     // Drain: orchestrators see NOT_SERVING at once, new calls are refused, calls in flight
     // get the grace period; what is still running then is cut off (and recorded as such).
     logger.info("shutting down", { signal, in_flight: stub.inFlight(), grace_ms: graceMs });
@@ -233,13 +272,22 @@ export async function serve(argv: string[]): Promise<number> {
     await drained(stub, 1000);
     // Episodes closed by a reset are queued first, so each session's file ends with its last one.
     await stub.closing();
-    // A failed write is logged by the recorder; shutdown goes on.
-    for (const e of stub.episodes()) if (e.calls.length > 0) void recorder.record(e).catch(() => undefined);
+    // A failed write is logged and counted by the recorder; shutdown goes on, and exits 1 below.
+    for (const e of stub.episodes()) if (e.calls.length > 0) void recorder.record(e, "shutdown").catch(() => undefined);
     await recorder.settled();
-    logger.info("stopped", {});
+    const failed = recorder.failures();
+    logger.info("stopped", failed > 0 ? { failed_writes: failed } : {});
     logger.flush();
+    if (failed > 0) {
+      // Episodes were lost: a supervisor or CI job must not take this run for a clean one.
+      process.stderr.write(
+        `modelstub serve: ${failed} episode ${failed === 1 ? "write" : "writes"} to --record-dir ${recordDir} failed (see the "cannot record episode" lines): ${failed === 1 ? "that episode is" : "those episodes are"} lost; exiting 1\n`,
+      );
+      return 1;
+    }
     return 0;
   } catch (err) {
+    stopEviction();
     stopSignal.release();
     await Promise.all([grpc?.close(0), http?.close(0)]);
     if (err instanceof ServeError || err instanceof UsageError) {

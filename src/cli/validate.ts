@@ -1,7 +1,7 @@
 import { loadScriptFile } from "../engine/load-script.js";
-import { formatIssue, ScriptError } from "../engine/script-error.js";
+import { ScriptError } from "../engine/script-error.js";
 
-/** `modelstub validate FILE...`: checks every file, prints every problem, exits 0 or 1. */
+/** `modelstub validate FILE...`: checks every file, prints its problems, exits 0 or 1. */
 export async function validate(argv: string[]): Promise<number> {
   if (argv.includes("--help") || argv.length === 0) {
     process.stdout.write("usage: modelstub validate FILE...\n\nChecks script files. Prints each problem as FILE:LINE:COLUMN: FIELD: message (hint); exits 0 when every file is valid, 1 otherwise.\n");
@@ -15,7 +15,8 @@ export async function validate(argv: string[]): Promise<number> {
     } catch (err) {
       if (!(err instanceof ScriptError)) throw err;
       failed++;
-      for (const issue of err.issues) process.stderr.write(`${formatIssue(issue)}\n`);
+      // The capped lines: the first problems and a count of the rest (see formatIssues).
+      for (const line of err.lines) process.stderr.write(`${line}\n`);
     }
   }
   return failed === 0 ? 0 : 1;

@@ -58,21 +58,23 @@ export function createVirtualClock(startMs = 0): Clock & { advance(ms: number): 
   };
 }
 
-/** The grain of a call's deadline budget under the virtual clock, in ms. */
+/** The grain of a call's deadline budget, in ms. */
 export const budgetGrainMs = 10;
 
 /**
- * The budget the virtual clock holds declared waits against: the caller's remaining time,
- * rounded UP to whole 10 ms. The remaining time arrives measured (grpc-timeout is counted from
- * the client's clock when it sends, and the server loses a little more before the handler runs),
- * so it is a few ms short of the deadline the caller chose, by a different amount each run.
- * Rounding up recovers a deadline given in whole 10 ms exactly while less than 10 ms was lost,
- * so a declared timeline ending at or before the deadline completes, and one ending after it
- * is DEADLINE_EXCEEDED, in every run. Rounding down would instead fall on either side of the
- * deadline depending on whether a millisecond was lost. Infinity (no deadline) stays Infinity.
+ * The budget a call's declared waits are held against, on either clock: the caller's remaining
+ * time, rounded UP to whole 10 ms. The remaining time arrives measured (grpc-timeout is counted
+ * from the client's clock when it sends, and the server loses a little more before the handler
+ * runs), so it is a few ms short of the deadline the caller chose, by a different amount each
+ * run. Rounding up recovers a deadline given in whole 10 ms exactly while less than 10 ms was
+ * lost, so the same declared timeline lands on the same side of the deadline in every run, and
+ * a call cut off by its deadline records the same end time on both clocks. Rounding down would
+ * fall on either side depending on whether a millisecond was lost. Infinity (no deadline) stays
+ * Infinity; a call that arrives past its deadline has a budget of 0.
  */
-export function virtualBudgetMs(remainingMs: number): number {
+export function declaredBudgetMs(remainingMs: number): number {
   if (!Number.isFinite(remainingMs)) return remainingMs;
+  if (remainingMs <= 0) return 0;
   // A hair of tolerance so float noise (a budget of 5000.0000001) does not round up a grain.
   return Math.ceil(remainingMs / budgetGrainMs - 1e-9) * budgetGrainMs;
 }

@@ -1,8 +1,11 @@
 import { FinishReason } from "../../gen/modelstub/v1/model_pb.js";
+import { checkStatus } from "./check-status.js";
+import { compileRegex, type ScriptRegex } from "./compile-regex.js";
 import { compileMatcher, type Matcher } from "./match-request.js";
 import { maxDurationMs, parseDuration } from "./parse-duration.js";
 import type { ChunkingInput, EntryInput, ErrorInput, LatencyInput, ListInput, ScriptInput } from "./script-schema.js";
 import { Code, type CodeName } from "./status-code.js";
+import { stepIdPattern } from "./check-step-id.js";
 import { findJsonError } from "./find-json-error.js";
 import { splitChunks } from "./split-chunks.js";
 import { compileTemplate, type CaptureInfo, type Template } from "./template.js";
@@ -171,13 +174,6 @@ function compileChunking(c: ChunkingInput | undefined, inherited: Chunking): Chu
   return { kind: "chars", n: c.chars };
 }
 
-function regexInfo(source: string): CaptureInfo {
-  // Count groups by asking the engine itself: a regex that also matches "" gives every group.
-  const groups = new RegExp(`${source}|`).exec("")!.length - 1;
-  const names = [...source.matchAll(/\(\?<([A-Za-z_$][\w$]*)>/g)].map((m) => m[1]!);
-  return { groups, names };
-}
-
 /** A value JSON-escaped, without its quotes: what goes between the quotes of a JSON string. */
 const jsonEscape = (value: string) => JSON.stringify(value).slice(1, -1);
 
@@ -290,20 +286,17 @@ function compileEntry(
   let captures: CaptureInfo | undefined;
   let matcher: Matcher | undefined;
   if (e.match) {
+    let regex: ScriptRegex | undefined;
     if (e.match.regex !== undefined) {
-      try {
-        new RegExp(e.match.regex);
-        captures = regexInfo(e.match.regex);
-      } catch (err) {
-        report(
-          [...path, "match", "regex"],
-          `invalid regex: ${(err as Error).message.replace(/^Invalid regular expression: /, "")}`,
-          "match.regex is a JavaScript regex: escape a literal ( ) [ ] { } . * + ? with a backslash",
-        );
+      const compiled = compileRegex(e.match.regex, e.match.ignore_case === true);
+      if ("problem" in compiled) {
+        report([...path, "match", "regex"], compiled.problem.message, compiled.problem.hint);
         return undefined;
       }
+      regex = compiled.regex;
+      captures = { groups: regex.groups, names: regex.names };
     }
-    matcher = compileMatcher(e.match);
+    matcher = compileMatcher(e.match, regex);
   }
   const latency = compileLatency(e.latency, defaults.latency, [...path, "latency"], report);
 
@@ -341,8 +334,10 @@ function compileEntry(
         }
       : undefined;
     if (brk) checkBreak(reply, brk.afterChunks, [...path, "break"], report);
+    if (e.break?.error) checkStatus(e.break.error, [...path, "break", "error"], report);
     action = { kind: "reply", reply, brk };
   } else if (e.error !== undefined) {
+    checkStatus(e.error, [...path, "error"], report);
     action = { kind: "error", status: compileStatus(e.error, `scripted error at ${ref}`) };
   } else if (e.timeout) {
     action = { kind: "timeout" };
@@ -373,8 +368,6 @@ function compileList(
   if (entries.length === 0) report(entriesPath, "the list has no entries: expected at least one", "add an entry like `- reply: ...`, or remove the list");
   return { key, label, onExhausted, entries: compiled };
 }
-
-const stepIdPattern = /^[A-Za-z0-9._:/-]{1,128}$/;
 
 /** Compiles a validated script; semantic problems go to `report` at their paths. */
 export function compileScript(input: ScriptInput, source: string, report: Report): CompiledScript {

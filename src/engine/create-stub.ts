@@ -1,5 +1,6 @@
 import type { Episode } from "../../gen/modelstub/v1/episode_pb.js";
 import { createRealClock, type Clock } from "./clock.js";
+import { checkStepIds } from "./check-step-id.js";
 import type { CallStatus, CompiledScript } from "./compile-script.js";
 import { decodeEpisode, encodeEpisode } from "./encode-episode.js";
 import { runCall, type CallInput, type CallLog, type CallResult } from "./run-call.js";
@@ -25,12 +26,25 @@ export interface StubOptions {
   /** Told about every finished call (logs). */
   onCall?: (log: CallLog) => void;
   /**
-   * Told when a session's episode closes by reset or reload (recording to disk), once its cut-off
-   * calls are recorded, in the order the session's episodes closed. A returned promise is
-   * awaited: the reset or reload completes after it (so ResetSession answers once the file is
-   * written), and its rejection becomes the reset's.
+   * Told when a session's episode closes by reset, reload, deletion or idle eviction (recording
+   * to disk), once its cut-off calls are recorded, in the order the session's episodes closed
+   * (a session deleted and opened again included). Episodes without calls are not told. A
+   * returned promise is awaited: the reset, reload or deletion completes after it (so
+   * ResetSession answers once the file is written), and its rejection becomes theirs.
    */
-  onEpisodeClosed?: (episode: Episode) => void | Promise<void>;
+  onEpisodeClosed?: (episode: Episode, why: EpisodeCloseReason) => void | Promise<void>;
+}
+
+/** Why an episode closed: ResetSession, LoadScript, DeleteSession, or idle eviction. */
+export type EpisodeCloseReason = "reset" | "reload" | "delete" | "evict";
+
+/** A session evictIdle() let go: its name, how long it had been idle, and its closing episode. */
+export interface EvictedSession {
+  name: string;
+  /** Wall-clock ms since the session was last used. */
+  idleMs: number;
+  /** Resolves with the closed episode's calls once onEpisodeClosed is done; rejects as it does. */
+  closed: Promise<number>;
 }
 
 /** A verify report: the limited entries a session has not used up yet. */
@@ -58,14 +72,29 @@ export interface Stub {
    * onEpisodeClosed. Resolves with how many calls it holds, cut-off calls included.
    */
   reset(session: string): Promise<number>;
+  /**
+   * Closes a session's episode like reset() (calls running in it are cut off with CANCELLED and
+   * recorded in it) and forgets the session at once, freeing its slot under maxSessions: a call
+   * naming it afterwards opens it afresh. Resolves with the closed episode's calls once it has
+   * gone to onEpisodeClosed; rejects with a NOT_FOUND status for a session the stub does not keep.
+   */
+  deleteSession(session: string): Promise<number>;
+  /**
+   * Deletes every session with no call running that has not been used (no call started or
+   * ended, no reset or reload) for `idleMs` of wall-clock time, as deleteSession() does. Operational
+   * only: what an episode records never depends on it (an evicted session used again starts a new
+   * episode, as after a reset). The caller handles each `closed` promise.
+   */
+  evictIdle(idleMs: number): EvictedSession[];
   episode(session: string): Episode;
   /** The episode's deterministic bytes. */
   episodeBytes(session: string): Uint8Array;
   verify(session: string): Verification;
-  sessions(): { name: string; calls: number; scriptName: string }[];
+  /** Every session: its recorded calls, the calls running in its open episode, its script. */
+  sessions(): { name: string; calls: number; running: number; scriptName: string }[];
   /** Every session's episode, for recording at shutdown. */
   episodes(): Episode[];
-  /** Resolves once every episode being closed by a reset or reload has gone to onEpisodeClosed. */
+  /** Resolves once every episode being closed (reset, reload, deletion, eviction) has gone to onEpisodeClosed. */
   closing(): Promise<void>;
   /** The script a session is served from (the stub's script for a session not yet seen). */
   scriptOf(session: string): CompiledScript;
@@ -94,8 +123,10 @@ function episodeOf(name: string, session: Session | undefined): Episode {
 }
 
 /** The status of a call cut off because its episode closed, as the client sees it. */
-function closedStatus(session: string, why: "reset" | "reload"): CallStatus {
-  const what = why === "reset" ? `session ${JSON.stringify(session)} was reset` : `a new script was loaded into session ${JSON.stringify(session)}`;
+function closedStatus(session: string, why: EpisodeCloseReason): CallStatus {
+  const name = JSON.stringify(session);
+  const what =
+    why === "reload" ? `a new script was loaded into session ${name}` : why === "reset" ? `session ${name} was reset` : why === "delete" ? `session ${name} was deleted` : `session ${name} was evicted`;
   return { code: Code.CANCELLED, message: `${what} while this call was running`, trailers: [] };
 }
 
@@ -122,15 +153,21 @@ export function createStub(options: StubOptions): Stub {
     const bad = checkSessionName(name);
     if (bad) return bad;
     if (sessions.size >= maxSessions) {
-      return limitStatus(`session limit reached: the server keeps at most ${maxSessions} sessions (--max-sessions); reuse session names or raise the limit`);
+      return limitStatus(
+        `session limit reached: the server keeps at most ${maxSessions} sessions (--max-sessions); free slots with ControlService.DeleteSession, let idle sessions go with --session-idle-timeout, reuse session names, or raise --max-sessions`,
+      );
     }
     s = new Session(name, options.script);
+    // A session deleted under this name may still be writing its last episode: this one's
+    // episodes close behind it, so the name's files end with the latest episode.
+    s.closing = retired.get(name) ?? s.closing;
     sessions.set(name, s);
     return s;
   };
 
-  const closeEpisode = (s: Session, why: "reset" | "reload", script?: CompiledScript): Promise<number> => {
+  const closeEpisode = (s: Session, why: EpisodeCloseReason, script?: CompiledScript): Promise<number> => {
     // Synchronously: the next call, whenever it arrives, starts in the new episode.
+    s.lastUsedMs = Date.now();
     const journal = s.reset(script);
     if (journal.running.size > 0) {
       const status = closedStatus(s.name, why);
@@ -139,11 +176,26 @@ export function createStub(options: StubOptions): Stub {
     const closed = s.closing.then(async () => {
       await journal.settled();
       const calls = journal.recorded();
-      if (calls.length > 0) await options.onEpisodeClosed?.(decodeEpisode(s.name, calls));
+      if (calls.length > 0) await options.onEpisodeClosed?.(decodeEpisode(s.name, calls), why);
       return calls.length;
     });
     // A failed close fails its own reset only; the next close of the session still runs.
     s.closing = closed.then(ignore, ignore);
+    return closed;
+  };
+
+  /** Sessions deleted or evicted whose last episode is still closing, by name. */
+  const retired = new Map<string, Promise<unknown>>();
+
+  /** Closes a session's episode and forgets the session, in one synchronous step. */
+  const retire = (s: Session, why: "delete" | "evict"): Promise<number> => {
+    const closed = closeEpisode(s, why);
+    sessions.delete(s.name);
+    const tail = s.closing;
+    retired.set(s.name, tail);
+    void tail.then(() => {
+      if (retired.get(s.name) === tail) retired.delete(s.name);
+    });
     return closed;
   };
 
@@ -152,6 +204,12 @@ export function createStub(options: StubOptions): Stub {
     script: options.script,
     async call(input) {
       if (draining) return { kind: "status", status: drainingStatus };
+      if (input.request.stepId !== "" || input.stepFromMetadata) {
+        // Before the session opens, so a refused call leaves no trace, not even a session; a
+        // bad session name is reported first, as the transports do.
+        const bad = checkStepIds(input.request.stepId, input.stepFromMetadata ?? "", "metadata");
+        if (bad) return { kind: "status", status: checkSessionName(input.session) ?? bad };
+      }
       const s = open(input.session);
       if (!(s instanceof Session)) return { kind: "status", status: s };
       const journal = s.episode;
@@ -165,10 +223,12 @@ export function createStub(options: StubOptions): Stub {
         };
       }
       inFlight++;
+      s.lastUsedMs = Date.now();
       try {
         return await runCall(s, clock, input, options.onCall);
       } finally {
         inFlight--;
+        s.lastUsedMs = Date.now();
       }
     },
     async loadScript(name, script) {
@@ -179,6 +239,23 @@ export function createStub(options: StubOptions): Stub {
     async reset(name) {
       const s = sessions.get(name);
       return s ? closeEpisode(s, "reset") : 0;
+    },
+    async deleteSession(name) {
+      const s = sessions.get(name);
+      if (!s) {
+        const message = `no session ${JSON.stringify(name)}: the server keeps no session of that name (never used, or already deleted or evicted); ListSessions lists the sessions it keeps`;
+        throw Object.assign(new Error(message), { status: { code: Code.NOT_FOUND, message, trailers: [] } satisfies CallStatus });
+      }
+      return retire(s, "delete");
+    },
+    evictIdle(idleMs) {
+      const now = Date.now();
+      const evicted: EvictedSession[] = [];
+      for (const s of [...sessions.values()]) {
+        if (s.episode.running.size > 0 || now - s.lastUsedMs < idleMs) continue;
+        evicted.push({ name: s.name, idleMs: now - s.lastUsedMs, closed: retire(s, "evict") });
+      }
+      return evicted;
     },
     episode: (name) => episodeOf(name, sessions.get(name)),
     episodeBytes: (name) => encodeEpisode(name, sessions.get(name)?.episode.recorded() ?? []),
@@ -199,11 +276,11 @@ export function createStub(options: StubOptions): Stub {
     },
     sessions: () =>
       [...sessions.values()]
-        .map((s) => ({ name: s.name, calls: s.episode.recorded().length, scriptName: s.script.name }))
+        .map((s) => ({ name: s.name, calls: s.episode.recorded().length, running: s.episode.running.size, scriptName: s.script.name }))
         .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
     episodes: () => [...sessions.values()].map((s) => episodeOf(s.name, s)),
     closing: async () => {
-      await Promise.all([...sessions.values()].map((s) => s.closing));
+      await Promise.all([...sessions.values()].map((s) => s.closing).concat([...retired.values()]));
     },
     scriptOf: (name) => sessions.get(name)?.script ?? options.script,
     inFlight: () => inFlight,

@@ -53,8 +53,28 @@ function unwrap(schema: AnySchema): AnySchema {
   }
 }
 
+/**
+ * Answers of schemasAt by schema and path shape (list indexes as #). A script with 40,000
+ * mistakes asks the same few questions 40,000 times; cached, explaining them takes a fraction
+ * of the time. The answers depend on the schema alone, so the cache never goes stale.
+ */
+const schemasAtCache = new WeakMap<AnySchema, Map<string, AnySchema[]>>();
+
 /** Every schema (unions spread out) that can sit at `path` below `schema`. */
 function schemasAt(schema: AnySchema, path: readonly PropertyKey[]): AnySchema[] {
+  let cache = schemasAtCache.get(schema);
+  if (!cache) schemasAtCache.set(schema, (cache = new Map()));
+  const shape = path.map((p) => (typeof p === "number" ? "#" : JSON.stringify(String(p)))).join(",");
+  let found = cache.get(shape);
+  if (!found) {
+    // Step ids are free text: bounded, so a long-running server loading scripts cannot grow it.
+    if (cache.size >= 10_000) cache.clear();
+    cache.set(shape, (found = findSchemasAt(schema, path)));
+  }
+  return found;
+}
+
+function findSchemasAt(schema: AnySchema, path: readonly PropertyKey[]): AnySchema[] {
   const s = unwrap(schema);
   const def = defOf(s);
   if (def.type === "union") return (def["options"] as AnySchema[]).flatMap((o) => schemasAt(o, path));
@@ -185,8 +205,16 @@ function durationHint(value: unknown): string {
   return unit ? `did you mean ${m![1]}${unit}?` : "units are ms, s and m; a bare number is milliseconds";
 }
 
+/**
+ * Texts longer than this are never taken for a misspelt key or value: every key and value of
+ * the format is far shorter, and an edit distance costs the product of the lengths (a script
+ * of 3,000 keys of 300 characters took 16 s to explain before this bound).
+ */
+const longestGuess = 40;
+
 /** The name a misspelt key most likely meant: near in edits, or an abbreviation (`args`). */
 function likelyKey(key: string, allowed: readonly string[]): string | undefined {
+  if (key.length > longestGuess) return undefined;
   const near = nearestName(key, allowed);
   if (near) return near;
   const lower = key.toLowerCase();
@@ -243,8 +271,21 @@ function unionOptions(schema: AnySchema, path: readonly PropertyKey[]): AnySchem
   return direct.flatMap((u) => (defOf(u).type === "union" ? (defOf(u)["options"] as AnySchema[]) : []));
 }
 
+/**
+ * How many "did you mean" searches one script gets. Past them an unknown key or value is still
+ * reported, with the plain hint (the allowed keys, the field's description): a script with
+ * thousands of mistakes shows only the first ones anyway, and must not take seconds to explain.
+ */
+const guessBudget = 100;
+
 /** Turns zod's issues into path issues with messages and hints a person can act on. */
-export function explainZodIssues(issues: readonly Issue[], input: unknown, schema: AnySchema, base: PropertyKey[] = []): PathIssue[] {
+export function explainZodIssues(
+  issues: readonly Issue[],
+  input: unknown,
+  schema: AnySchema,
+  base: PropertyKey[] = [],
+  budget = { guesses: guessBudget },
+): PathIssue[] {
   const out: PathIssue[] = [];
   for (const issue of issues) {
     const path = [...base, ...issue.path] as (string | number)[];
@@ -256,7 +297,7 @@ export function explainZodIssues(issues: readonly Issue[], input: unknown, schem
         const options = unionOptions(schema, path);
         const branch = unionBranch(issue, options, value);
         if (branch) {
-          out.push(...explainZodIssues(branch, input, schema, path));
+          out.push(...explainZodIssues(branch, input, schema, path, budget));
           break;
         }
         const expected = options.length ? options.map(expectedWords).join(", or ") : "";
@@ -267,7 +308,10 @@ export function explainZodIssues(issues: readonly Issue[], input: unknown, schem
       case "unrecognized_keys": {
         const here = schemasAt(schema, path).filter((s) => defOf(s).type === "object");
         const allowed = keysOf(here);
-        for (const key of issue.keys) out.push({ path, key, message: path.length ? `unknown key \`${key}\`` : `unknown top-level key \`${key}\``, hint: unknownKeyHint(key, allowed, schema, path) });
+        for (const key of issue.keys) {
+          const hint = budget.guesses-- > 0 ? unknownKeyHint(key, allowed, schema, path) : allowed.length ? `allowed keys here: ${allowed.join(", ")}` : undefined;
+          out.push({ path, key, message: path.length ? `unknown key \`${key}\`` : `unknown top-level key \`${key}\``, hint });
+        }
         break;
       }
       case "invalid_type": {
@@ -290,7 +334,7 @@ export function explainZodIssues(issues: readonly Issue[], input: unknown, schem
       }
       case "invalid_value": {
         const values = issue.values;
-        const near = typeof value === "string" ? nearestName(value, values.map(String)) : undefined;
+        const near = typeof value === "string" && value.length <= longestGuess && budget.guesses-- > 0 ? nearestName(value, values.map(String)) : undefined;
         const single = values.length === 1;
         let hint: string | undefined = near ? `did you mean ${JSON.stringify(near)}?` : undefined;
         if (single && values[0] === true) hint = `write \`${String(last)}: true\`, or remove the key`;
@@ -313,11 +357,7 @@ export function explainZodIssues(issues: readonly Issue[], input: unknown, schem
         break;
       }
       case "too_big":
-        out.push({
-          path,
-          message: `must be at most ${issue.maximum}, got ${got}`,
-          hint: last === "code" ? "gRPC status codes run from 1 to 16; a name like UNAVAILABLE reads better" : undefined,
-        });
+        out.push({ path, message: `must be at most ${issue.maximum}, got ${got}`, hint: tooBigHints[String(last)] });
         break;
       case "invalid_format": {
         const duration = issue.message.includes("duration");
@@ -350,7 +390,31 @@ export function explainZodIssues(issues: readonly Issue[], input: unknown, schem
 
 const durationKeys = new Set(["latency", "first_byte", "per_chunk"]);
 
+/** Why a number has its maximum: the proto field it travels in (proto/modelstub/v1/*.proto). */
+const tooBigHints: Record<string, string> = {
+  code: "gRPC status codes run from 1 to 16; a name like UNAVAILABLE reads better",
+  input_tokens: "input and output tokens add up to total_tokens, a uint32 of modelstub.v1.Usage, so each count is at most half its range",
+  output_tokens: "input and output tokens add up to total_tokens, a uint32 of modelstub.v1.Usage, so each count is at most half its range",
+  context_length: "ListModels sends it as modelstub.v1.Model.context_length, a uint32",
+  times: "VerifySession reports the uses left as a uint32; for an entry that never runs out, write repeat: true",
+  after_chunks: "episodes record the chunks sent as a uint32; a reply streams far fewer chunks",
+};
+
+/** unknownKeyHint's answers by key and place, for the same slip made on every entry. */
+const unknownKeyHints = new WeakMap<AnySchema, Map<string, string | undefined>>();
+
 function unknownKeyHint(key: string, allowed: readonly string[], schema: AnySchema, path: readonly (string | number)[]): string | undefined {
+  let cache = unknownKeyHints.get(schema);
+  if (!cache) unknownKeyHints.set(schema, (cache = new Map()));
+  const at = JSON.stringify([key, path.map((p) => (typeof p === "number" ? "#" : p))]);
+  if (!cache.has(at)) {
+    if (cache.size >= 10_000) cache.clear();
+    cache.set(at, findUnknownKeyHint(key, allowed, schema, path));
+  }
+  return cache.get(at);
+}
+
+function findUnknownKeyHint(key: string, allowed: readonly string[], schema: AnySchema, path: readonly (string | number)[]): string | undefined {
   const innerKeys = allowed.map((field) => [field, keysOf(schemasAt(schema, [...path, field]).filter((s) => defOf(s).type === "object"))] as const);
   // A key one level off: `text` or `chunking` written on the entry instead of under `reply:`.
   // An exact key of a nested field says more than a near miss here or there (`chunking` is

@@ -8,6 +8,8 @@ export interface JsonSyntaxError {
   hint: string;
 }
 
+import { maxNestingDepth } from "./script-limits.js";
+
 class Stop {
   constructor(readonly error: JsonSyntaxError) {}
 }
@@ -76,10 +78,16 @@ export function findJsonError(text: string): JsonSyntaxError | undefined {
       if (text[i] === close) stop(`a comma before \`${close}\``, "JSON allows no comma after the last item: remove it", comma);
     }
   };
+  // The walk recurses once per level: deeper input is refused before it can overflow the stack.
+  let depth = 0;
   const value = (): void => {
     space();
     const c = text[i];
+    if ((c === "{" || c === "[") && depth >= maxNestingDepth) {
+      stop(`lists and mappings nest deeper than ${maxNestingDepth} levels here`, "a script needs about 9 levels: flatten the data");
+    }
     if (c === "{") {
+      depth++;
       sequence("}", () => {
         space();
         if (text[i] !== '"') unexpected("a key in double quotes", "JSON keys are written in double quotes");
@@ -92,12 +100,15 @@ export function findJsonError(text: string): JsonSyntaxError | undefined {
         value();
         path.pop();
       });
+      depth--;
     } else if (c === "[") {
+      depth++;
       sequence("]", (index) => {
         path.push(index);
         value();
         path.pop();
       });
+      depth--;
     } else if (c === '"') string();
     else {
       const m = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y;

@@ -11,7 +11,7 @@ import {
 } from "../../gen/modelstub/v1/model_pb.js";
 import { abortReasonOf, waitForAbort } from "./abort-reason.js";
 import { encodeEpisodeCall } from "./encode-episode.js";
-import { virtualBudgetMs, type Clock } from "./clock.js";
+import { declaredBudgetMs, type Clock } from "./clock.js";
 import type { CallStatus, CompiledEntry } from "./compile-script.js";
 import { renderReply, type RenderedReply, type StreamChunk } from "./render-reply.js";
 import { viewRequest } from "./request-view.js";
@@ -39,8 +39,16 @@ export interface CallInput {
    * virtual clock reads it (a real deadline aborts the signal); it never enters the episode.
    */
   budgetMs?: number | undefined;
-  /** Receives stream frames (stream calls only). */
-  onFrame?: ((frame: GenerateStreamResponse) => void) | undefined;
+  /**
+   * Receives stream frames (stream calls only). Returns nothing while the transport can take
+   * more, so a reader that keeps up costs no promise per frame; returns a promise when its
+   * buffer is full, and the call sends nothing more until it settles (back-pressure: see
+   * README, "Streams and slow readers"). The engine stops waiting on its own when the call is
+   * cut off, so the transport need not settle it then; it must release what the promise holds
+   * when the call ends, however it ends. A frame is counted in `chunks_sent` when it is handed
+   * over, before any wait.
+   */
+  onFrame?: ((frame: GenerateStreamResponse) => void | Promise<void>) | undefined;
   /**
    * Told once the call has its sequence number and declared start, before any frame: the HTTP
    * front derives its wire `created` from the declared timeline, never from the wall clock.
@@ -76,8 +84,8 @@ export interface CallLog {
 export const deadlineStatus: CallStatus = { code: Code.DEADLINE_EXCEEDED, message: "cut off by the caller's deadline", trailers: [] };
 const cancelledStatus: CallStatus = { code: Code.CANCELLED, message: "cancelled by the client", trailers: [] };
 
-/** Thrown inside a call when, under the virtual clock, a declared wait passes the deadline. */
-const virtualDeadline = Symbol("virtual deadline");
+/** Thrown inside a call when its declared waits reach its budget. */
+const budgetReached = Symbol("budget reached");
 
 class Execution implements RunningCall {
   elapsed = 0;
@@ -89,6 +97,7 @@ class Execution implements RunningCall {
   constructor(
     private clock: Clock,
     private input: CallInput,
+    /** The caller's budget on the declared timeline (see budgetOfCall in clock.ts). */
     private budget: number,
   ) {}
 
@@ -129,30 +138,72 @@ class Execution implements RunningCall {
     if (this.onOuterAbort) this.input.signal.removeEventListener("abort", this.onOuterAbort);
   }
 
+  /**
+   * Waits `ms` of declared time. A wait that would carry the call's declared time to its budget
+   * or past it ends the call as DEADLINE_EXCEEDED when the budget runs out, on both clocks: the
+   * virtual one at once, the real one after sleeping up to the budget (unless the cut-off comes
+   * first). So the declared timeline decides the outcome, never a race between timers.
+   */
   async wait(ms: number): Promise<void> {
     if (ms === 0) return;
-    if (this.clock.kind === "virtual" && this.elapsed + ms > this.budget) throw virtualDeadline;
+    if (this.elapsed + ms >= this.budget) return this.untilBudget();
     await this.clock.sleep(ms, this.signal);
     // Declared, not measured: the timeline advances by what the script said.
     this.elapsed += ms;
   }
 
+  /**
+   * Waits until the transport can take more frames (`ready` settles), or until the call is cut
+   * off, whichever comes first: a stalled reader never holds a cut-off call. The abort listener
+   * is removed either way. A transport's failure (`ready` rejects) ends the call like a throw.
+   */
+  async drained(ready: Promise<void>): Promise<void> {
+    const signal = this.signal;
+    if (signal.aborted) throw signal.reason;
+    let onAbort: (() => void) | undefined;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        onAbort = () => reject(signal.reason);
+        signal.addEventListener("abort", onAbort, { once: true });
+        ready.then(resolve, reject);
+      });
+    } finally {
+      signal.removeEventListener("abort", onAbort!);
+    }
+  }
+
+  /** Waits forever: until the budget, when the call has one, or until the call is cut off. */
   hang(): Promise<never> {
-    if (this.clock.kind === "virtual" && Number.isFinite(this.budget)) return Promise.reject(virtualDeadline);
+    if (Number.isFinite(this.budget)) return this.untilBudget();
     return waitForAbort(this.signal);
+  }
+
+  private async untilBudget(): Promise<never> {
+    if (this.clock.kind === "real") await this.clock.sleep(this.budget - this.elapsed, this.signal);
+    throw budgetReached;
   }
 
   /** How a call that threw `err` ends: cut off (deadline, cancel, closed episode), or rethrown. */
   endingOf(err: unknown): Ending {
-    if (err === virtualDeadline) return { result: { kind: "status", status: deadlineStatus }, outcome: Outcome.DEADLINE_EXCEEDED, status: deadlineStatus };
+    if (err === budgetReached) return this.deadlineEnding({ kind: "status", status: deadlineStatus });
     // The transport has not ended this call: the closing status goes on the wire.
     if (this.closedBy) return { result: { kind: "status", status: this.closedBy }, outcome: Outcome.CANCELLED, status: this.closedBy };
     const signal = (this.controller ?? this.input).signal;
     if (!signal.aborted) throw err;
     const reason = abortReasonOf(signal);
     return reason === "deadline"
-      ? { result: { kind: "aborted", reason }, outcome: Outcome.DEADLINE_EXCEEDED, status: deadlineStatus }
+      ? this.deadlineEnding({ kind: "aborted", reason })
       : { result: { kind: "aborted", reason }, outcome: Outcome.CANCELLED, status: cancelledStatus };
+  }
+
+  /**
+   * A call cut off by its deadline, however the cut reached the server (its own timer, the
+   * client's reset, a stall). It ends on the declared timeline where its completed waits got to,
+   * never at the budget: the budget arrives measured, and on a loaded machine it comes in tens
+   * of ms short of the caller's deadline, by a different amount each run.
+   */
+  private deadlineEnding(result: CallResult): Ending {
+    return { result, outcome: Outcome.DEADLINE_EXCEEDED, status: deadlineStatus };
   }
 }
 
@@ -180,6 +231,90 @@ function frameOf(id: string, model: string, chunk: StreamChunk): GenerateStreamR
   };
 }
 
+/**
+ * The most content frames one stream reply is sent in. A reply of more chunks (a 1 MiB echo cut
+ * into words makes half a million) has consecutive chunks of one run coalesced into a frame,
+ * evenly. Every frame costs the same framing whatever it carries (about 60 bytes on gRPC, 200 in
+ * an SSE event, more while it waits in a buffer): with 4096, a reply's framing stays within
+ * about its own size, and the bound on a rendered reply (1 MiB) bounds its frames too.
+ */
+export const maxStreamFrames = 4096;
+
+/** The content frames of a reply: `counts[i]` is how many of the script's chunks frame i carries (one each when absent). */
+interface FramePlan {
+  frames: StreamChunk[];
+  counts: number[] | undefined;
+}
+
+/**
+ * Plans a reply's content frames: its chunks as they are, or coalesced to at most
+ * maxStreamFrames frames. A coalesced frame joins consecutive chunks of one run: the text, or
+ * one tool call's argument fragments (a tool call's header frame stays alone). No frame spans
+ * the break (`breakAt`), so a break still comes after exactly its chunks. The joined text is a
+ * slice of the response's own text, which the chunks join to exactly: nothing is copied.
+ * A separate function so the full chunk list is garbage once planned, never held by a call
+ * waiting on a slow reader.
+ */
+function planFrames(rendered: RenderedReply, breakAt: number): FramePlan {
+  const chunks = rendered.chunks();
+  if (chunks.length <= maxStreamFrames) return { frames: chunks, counts: undefined };
+  const header = new Uint8Array(chunks.length);
+  const runStarts: number[] = [];
+  for (let i = 0; i < chunks.length; i++) {
+    const c = chunks[i]!;
+    const p = chunks[i - 1];
+    if (c.kind === "tool" && (p === undefined || p.kind !== "tool" || p.index !== c.index)) header[i] = 1;
+    if (i === 0 || i === breakAt || header[i] || header[i - 1]) runStarts.push(i);
+  }
+  runStarts.push(chunks.length);
+  const framesWith = (group: number) => {
+    let n = 0;
+    for (let r = 0; r + 1 < runStarts.length; r++) n += Math.ceil((runStarts[r + 1]! - runStarts[r]!) / group);
+    return n;
+  };
+  // The smallest group that fits: frames only get fewer as groups grow. With more runs than
+  // frames allowed (thousands of tool calls), every run becomes one frame.
+  let lo = 1;
+  let hi = chunks.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (framesWith(mid) <= maxStreamFrames) hi = mid;
+    else lo = mid + 1;
+  }
+  const message = rendered.response.message;
+  const frames: StreamChunk[] = [];
+  const counts: number[] = [];
+  let offset = 0; // into the text, or into the current tool call's arguments
+  for (let r = 0; r + 1 < runStarts.length; r++) {
+    const end = runStarts[r + 1]!;
+    for (let a = runStarts[r]!; a < end; a += lo) {
+      const b = Math.min(a + lo, end);
+      const first = chunks[a]!;
+      if (header[a]) offset = 0;
+      if (b - a === 1 || header[a]) {
+        frames.push(first);
+        counts.push(1);
+        if (!header[a]) offset += first.kind === "text" ? first.text.length : first.arguments.length;
+        continue;
+      }
+      let length = 0;
+      for (let i = a; i < b; i++) {
+        const c = chunks[i]!;
+        length += c.kind === "text" ? c.text.length : c.arguments.length;
+      }
+      if (first.kind === "text") {
+        frames.push({ kind: "text", text: (message?.content ?? "").slice(offset, offset + length) });
+      } else {
+        const args = message?.toolCalls[first.index]?.arguments ?? "";
+        frames.push({ kind: "tool", index: first.index, id: "", name: "", arguments: args.slice(offset, offset + length) });
+      }
+      counts.push(b - a);
+      offset += length;
+    }
+  }
+  return { frames, counts };
+}
+
 async function runReply(entry: CompiledEntry, rendered: RenderedReply, input: CallInput, x: Execution): Promise<Ending> {
   const action = entry.action as Extract<CompiledEntry["action"], { kind: "reply" }>;
   const { response } = rendered;
@@ -187,9 +322,12 @@ async function runReply(entry: CompiledEntry, rendered: RenderedReply, input: Ca
   const stream = input.method === "stream";
   await x.wait(entry.firstByteMs);
   if (stream || brk || entry.perChunkMs > 0) {
-    const chunks = rendered.chunks();
-    for (let i = 0; i <= chunks.length; i++) {
-      if (brk && i === brk.afterChunks) {
+    const { frames, counts } = planFrames(rendered, brk ? brk.afterChunks : -1);
+    // `done` counts the script's chunks, whatever frames carry them: the break, the per-chunk
+    // waits and chunks_sent speak of chunks, so coalescing changes no recorded byte (save for a
+    // call cut off between two chunks of one frame, which records the frames it sent).
+    for (let f = 0, done = 0; f <= frames.length; f++) {
+      if (brk && done === brk.afterChunks) {
         if (brk.then === "error") return { result: { kind: "status", status: brk.status }, outcome: Outcome.STREAM_BROKEN, status: brk.status, response, streamBreak: StreamBreak.ERROR };
         if (brk.then === "drop") return { result: { kind: "drop" }, outcome: Outcome.STREAM_BROKEN, response, streamBreak: StreamBreak.DROP };
         try {
@@ -199,23 +337,30 @@ async function runReply(entry: CompiledEntry, rendered: RenderedReply, input: Ca
           return { ...ended, outcome: Outcome.STREAM_BROKEN, response, streamBreak: StreamBreak.HANG };
         }
       }
-      if (i === chunks.length) break;
-      if (i > 0) await x.wait(entry.perChunkMs);
+      if (f === frames.length) break;
+      const n = counts ? counts[f]! : 1;
+      if (entry.perChunkMs > 0) for (let k = done === 0 ? 1 : 0; k < n; k++) await x.wait(entry.perChunkMs);
       // A cut-off call writes nothing more, even when its chunks need no wait.
       if (x.aborted) throw x.signal.reason;
+      done += n;
       if (stream) {
-        input.onFrame!(frameOf(response.id, response.model, chunks[i]!));
-        x.chunksSent++;
+        const ready = input.onFrame!(frameOf(response.id, response.model, frames[f]!));
+        x.chunksSent += n;
+        // Back-pressure: a full transport buffer holds the next frame until it drains.
+        if (ready) await x.drained(ready);
       }
     }
   }
   if (stream) {
-    input.onFrame!({
+    // The last frame: nothing follows it, so nothing waits for the buffer to drain. The
+    // transport ends the call behind it.
+    const ready = input.onFrame!({
       $typeName: "modelstub.v1.GenerateStreamResponse",
       id: response.id,
       model: response.model,
       frame: { case: "final", value: { $typeName: "modelstub.v1.StreamFinal", finishReason: response.finishReason, usage: response.usage } },
     });
+    ready?.catch(() => {});
   }
   return { result: { kind: "ok", response }, outcome: Outcome.OK, response };
 }
@@ -274,7 +419,7 @@ export async function runCall(session: Session, clock: Clock, input: CallInput, 
   const sequence = ++episode.sequence;
   const startMs = episode.timelineMs;
   const request = input.request;
-  const x = new Execution(clock, input, virtualBudgetMs(input.budgetMs ?? Infinity));
+  const x = new Execution(clock, input, declaredBudgetMs(input.budgetMs ?? Infinity));
   episode.running.add(x);
   const fromRequest = request.stepId;
   const fromMetadata = input.stepFromMetadata ?? "";

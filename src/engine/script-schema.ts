@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { maxTokenCount, maxUint32 } from "./script-limits.js";
 import { codeNames } from "./status-code.js";
 
 /*
@@ -56,7 +57,7 @@ export const ErrorSchema = z.strictObject({
   trailers: z
     .record(z.string().regex(metadataKey, { error: "trailer names are lowercase and start with a letter, like retry-after-ms" }), z.string())
     .optional()
-    .describe("Trailing metadata, in this order (e.g. retry-after-ms)."),
+    .describe("Trailing metadata, in this order (e.g. retry-after-ms): printable ASCII values; a name ending in -bin takes base64; no grpc-* or HTTP connection names."),
 }).describe("End the call with this gRPC status.");
 
 /** One tool call of a reply. */
@@ -79,11 +80,11 @@ const ReplyObjectSchema = z.strictObject({
   finish_reason: FinishReasonSchema.optional().describe("Default: tool_calls when the reply calls tools, else stop."),
   usage: z
     .strictObject({
-      input_tokens: z.int().nonnegative().optional().describe("Default: the request's message contents and tool call names and arguments, by the token rule."),
-      output_tokens: z.int().nonnegative().optional().describe("Default: the reply's text and tool call names and arguments, by the token rule."),
+      input_tokens: z.int().nonnegative().max(maxTokenCount).optional().describe("Default: the request's message contents and tool call names and arguments, by the token rule."),
+      output_tokens: z.int().nonnegative().max(maxTokenCount).optional().describe("Default: the reply's text and tool call names and arguments, by the token rule."),
     })
     .optional()
-    .describe("Token counts; a count left out follows the rule: one token per 4 UTF-8 bytes, rounded up."),
+    .describe("Token counts; a count left out follows the token rule: each text counts its UTF-8 bytes / 4, rounded up on its own, and a count is the sum of its texts'."),
   chunks: z.array(z.string()).min(1).optional().describe("Explicit stream chunks of the text; they must join to the text (or give chunks alone)."),
   chunking: ChunkingSchema.optional(),
 });
@@ -97,7 +98,7 @@ export const ReplySchema = z
 
 /** A scripted stream break. */
 export const BreakSchema = z.strictObject({
-  after_chunks: z.int().nonnegative().describe("Content chunks delivered before the break (at most the chunks the reply has)."),
+  after_chunks: z.int().nonnegative().max(maxUint32).describe("Content chunks delivered before the break (at most the chunks the reply has)."),
   then: z.enum(["error", "hang", "drop"]).describe("error: end with a status; hang: wait for the caller's deadline; drop: reset the stream."),
   error: ErrorSchema.optional().describe("With then: error (default UNAVAILABLE)."),
 }).describe("Break the stream after N chunks.");
@@ -105,7 +106,7 @@ export const BreakSchema = z.strictObject({
 /** Conditions on the request; all given ones must hold. */
 export const MatchSchema = z.strictObject({
   contains: z.string().optional().describe("The last user message contains this text."),
-  regex: z.string().optional().describe("The last user message matches this JavaScript regex; groups fill {{match.N}} / {{match.NAME}}."),
+  regex: z.string().optional().describe("The last user message (its first 65,536 characters) matches this regex: JavaScript syntax without backreferences or lookarounds, run in linear time (RE2); groups fill {{match.N}} / {{match.NAME}}."),
   ignore_case: z.boolean().optional().describe("contains and regex ignore case."),
   model: z.string().optional().describe("The request's model is exactly this."),
   tool_result: z
@@ -120,7 +121,7 @@ export const EntrySchema = z
   .strictObject({
     name: z.string().optional().describe("A label shown in logs and verify output."),
     match: MatchSchema.optional(),
-    times: z.int().positive().optional().describe("Uses before the entry is spent (default 1)."),
+    times: z.int().positive().max(maxUint32).optional().describe("Uses before the entry is spent (default 1)."),
     repeat: z.boolean().optional().describe("true: never spent."),
     latency: LatencySchema.optional(),
     reply: ReplySchema.optional(),
@@ -153,7 +154,7 @@ export const ModelSchema = z
     id: z.string().min(1).describe("The model id clients send."),
     name: z.string().optional().describe("Display name (default: the id)."),
     owned_by: z.string().optional().describe("Owner shown in model lists (default modelstub)."),
-    context_length: z.int().nonnegative().optional().describe("Context window in tokens (default 0: unknown)."),
+    context_length: z.int().nonnegative().max(maxUint32).optional().describe("Context window in tokens (default 0: unknown)."),
     input_modalities: z.array(z.string()).optional().describe("Default [text]."),
     output_modalities: z.array(z.string()).optional().describe("Default [text]."),
     prompt_price: z.string().optional().describe("Price per prompt token, as a decimal text (default 0)."),

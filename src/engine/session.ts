@@ -76,6 +76,11 @@ export class Session {
    * closed episodes leave the session (to onEpisodeClosed, to disk) in the order they closed.
    */
   closing: Promise<unknown> = Promise.resolve();
+  /**
+   * When the session was last used (a call starting or ending, a reset or a reload), in wall-clock
+   * ms. Operational only, for idle eviction (--session-idle-timeout): it never enters an episode.
+   */
+  lastUsedMs = Date.now();
 
   constructor(
     readonly name: string,

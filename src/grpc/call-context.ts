@@ -1,5 +1,7 @@
 import { Metadata, type ServerUnaryCall, type ServerWritableStream } from "@grpc/grpc-js";
 import type { CallStatus } from "../engine/compile-script.js";
+import { fitStatusDetails } from "./fit-status-details.js";
+import { loopStallMs } from "./loop-watch.js";
 
 type AnyCall = ServerUnaryCall<unknown, unknown> | ServerWritableStream<unknown, unknown>;
 
@@ -23,12 +25,18 @@ function deadlineMs(call: AnyCall): number {
   return d instanceof Date ? d.getTime() : d;
 }
 
-/** How close to its deadline a cut-off call counts as cut by the deadline rather than cancelled. */
+/**
+ * How close to its deadline a cut-off call counts as cut by the deadline rather than cancelled,
+ * at least. A client resets the stream at its own deadline, counted from when it sent; the server
+ * counts from when it read the request, a little later. The loop's stall before the call was read
+ * is added on top (see loop-watch.ts).
+ */
 export const deadlineToleranceMs = 25;
 
 /** A call's abort signal and remaining budget, wired to grpc-js's cancellation. */
 export interface CallSignal {
   signal: AbortSignal;
+  /** Milliseconds to the deadline when the handler ran, as grpc-js counts it; Infinity for none. */
   budgetMs: number;
   /** Detaches the listeners; call once when the call ends, however it ends. */
   release(): void;
@@ -37,20 +45,23 @@ export interface CallSignal {
 /**
  * Wires a call's cancellation to an AbortSignal. grpc-js emits 'cancelled' for a client
  * cancel, for a passed deadline, and (on purpose, since 1.10) after a normal end; so the
- * listener is released at the end, and the reason is read off the deadline: past it, the
- * deadline cut the call; before it, the client cancelled.
+ * listener is released at the end.
+ *
+ * Why the call was cut is judged on the caller's timeline, not on when this loop got round to
+ * it: the cut is the deadline when it comes after the caller's deadline, less the tolerance and
+ * less however long the loop was stalled before it read the request (time the caller's deadline
+ * kept running unseen). Before that, the client cancelled. So a paused or starved server records
+ * the same outcome as a quiet one.
  */
 export function callSignal(call: AnyCall): CallSignal {
   const deadline = deadlineMs(call);
+  const slack = deadlineToleranceMs + loopStallMs();
   // The controller is made on first use: most calls of a script never wait, and an
   // AbortController per call showed up in profiles of the unary hot path.
   let controller: AbortController | undefined;
   let reason: "deadline" | "cancelled" | undefined;
   const onCancel = () => {
-    // A client whose deadline passes resets the stream itself, and that reset can arrive a
-    // little before the server's own deadline timer fires (the server counts from arrival, the
-    // client from sending). So a cut within the tolerance of the deadline is the deadline.
-    reason = Date.now() >= deadline - deadlineToleranceMs ? "deadline" : "cancelled";
+    reason = Date.now() >= deadline - slack ? "deadline" : "cancelled";
     controller?.abort(reason);
   };
   call.on("cancelled", onCancel);
@@ -73,8 +84,10 @@ export function callSignal(call: AnyCall): CallSignal {
 /** A grpc-js status error carrying the engine's status, with its trailers in order. */
 export function statusError(status: CallStatus): { code: number; details: string; metadata: Metadata } {
   const metadata = new Metadata();
-  for (const [k, v] of status.trailers) metadata.add(k, v);
-  return { code: status.code, details: status.message, metadata };
+  // A `-bin` trailer is binary on the wire: the script gives it as base64 (checked at load), and
+  // grpc-js takes it only as bytes, which it base64-encodes again for HTTP/2.
+  for (const [k, v] of status.trailers) metadata.add(k, k.endsWith("-bin") ? Buffer.from(v, "base64") : v);
+  return { code: status.code, details: fitStatusDetails(status.message), metadata };
 }
 
 /**

@@ -1,6 +1,9 @@
 import { create } from "@bufbuild/protobuf";
-import type { sendUnaryData, ServerUnaryCall, UntypedServiceImplementation } from "@grpc/grpc-js";
+import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
+import type { sendUnaryData, ServerUnaryCall, ServerWritableStream, UntypedServiceImplementation } from "@grpc/grpc-js";
 import {
+  DeleteSessionResponseSchema,
+  ExportEpisodeResponseSchema,
   GetEpisodeResponseSchema,
   ListSessionsResponseSchema,
   LoadScriptResponseSchema,
@@ -15,6 +18,7 @@ import { ScriptError } from "../engine/script-error.js";
 import { Code } from "../engine/status-code.js";
 import { timingSafeEqual } from "node:crypto";
 import { metadataText, statusError } from "./call-context.js";
+import { fitStatusDetails } from "./fit-status-details.js";
 
 type Handler = (request: { session?: string } & Record<string, unknown>) => unknown;
 
@@ -27,10 +31,28 @@ function sameToken(given: string, expected: string): boolean {
 
 /** The status a failed control call answers with. */
 function statusOfError(err: unknown): { code: number; details: string } {
-  if (err instanceof ScriptError) return { code: Code.INVALID_ARGUMENT, details: err.message };
+  // Capped: a script's problems can run long, and C-core clients refuse trailers past 8 KiB.
+  if (err instanceof ScriptError) return { code: Code.INVALID_ARGUMENT, details: fitStatusDetails(err.message) };
   const status = (err as { status?: { code: number; message: string } }).status;
-  if (status) return { code: status.code, details: status.message };
-  return { code: Code.INTERNAL, details: `modelstub internal error: ${err instanceof Error ? err.message : String(err)}` };
+  if (status) return { code: status.code, details: fitStatusDetails(status.message) };
+  return { code: Code.INTERNAL, details: fitStatusDetails(`modelstub internal error: ${err instanceof Error ? err.message : String(err)}`) };
+}
+
+type ControlCall = ServerUnaryCall<Record<string, unknown>, unknown> | ServerWritableStream<Record<string, unknown>, unknown>;
+
+/**
+ * Admits a control call: the token (when the server has one), then the session name (empty
+ * means `default`). Answers the session, or the status to refuse the call with.
+ */
+function admit(call: ControlCall, token: string | undefined): { session: string } | { refused: { code: number; details: string } } {
+  if (token !== undefined) {
+    const auth = metadataText(call.metadata, "authorization");
+    if (!auth) return { refused: { code: Code.UNAUTHENTICATED, details: "ControlService needs metadata `authorization: Bearer <token>` (the server's --control-token)" } };
+    if (!sameToken(auth.replace(/^Bearer\s+/i, ""), token)) return { refused: { code: Code.UNAUTHENTICATED, details: "wrong control token" } };
+  }
+  const session = (call.request["session"] as string | undefined) || "default";
+  const bad = checkSessionName(session);
+  return bad ? { refused: statusError(bad) } : { session };
 }
 
 /**
@@ -41,19 +63,82 @@ function statusOfError(err: unknown): { code: number; details: string } {
 function unary(run: Handler, token: string | undefined) {
   return (call: ServerUnaryCall<Record<string, unknown>, unknown>, callback: sendUnaryData<unknown>) => {
     try {
-      if (token !== undefined) {
-        const auth = metadataText(call.metadata, "authorization");
-        if (!auth) return callback({ code: Code.UNAUTHENTICATED, details: "ControlService needs metadata `authorization: Bearer <token>` (the server's --control-token)" });
-        if (!sameToken(auth.replace(/^Bearer\s+/i, ""), token)) return callback({ code: Code.UNAUTHENTICATED, details: "wrong control token" });
-      }
-      const session = (call.request["session"] as string | undefined) || "default";
-      const bad = checkSessionName(session);
-      if (bad) return callback(statusError(bad));
-      const result = run({ ...call.request, session });
+      const admitted = admit(call, token);
+      if ("refused" in admitted) return callback(admitted.refused);
+      const result = run({ ...call.request, session: admitted.session });
       if (result instanceof Promise) result.then((r) => callback(null, r), (err: unknown) => callback(statusOfError(err)));
       else callback(null, result);
     } catch (err) {
       callback(statusOfError(err));
+    }
+  };
+}
+
+/**
+ * The largest chunk ExportEpisode sends: 1 MiB, a quarter of the 4 MiB that gRPC clients
+ * accept by default, so the export needs no client option whatever the episode's size.
+ */
+export const exportChunkBytes = 1024 * 1024;
+
+/** Counts the calls (field 2) in an episode's bytes without decoding them. */
+function countCalls(bytes: Uint8Array): number {
+  const reader = new BinaryReader(bytes);
+  let calls = 0;
+  while (reader.pos < reader.len) {
+    const [field, wireType] = reader.tag();
+    if (field === 2 && wireType === WireType.LengthDelimited) calls++;
+    reader.skip(wireType, field);
+  }
+  return calls;
+}
+
+/**
+ * Writes `bytes` as ExportEpisode messages of at most exportChunkBytes, the first also giving
+ * the total size and `calls`. Back-pressure: when write() answers false (grpc-js buffers up to
+ * 16 messages, and HTTP/2 flow control holds them while the client reads slowly) it waits for
+ * 'drain' before cutting the next chunk. It stops at once when the call is cancelled: grpc-js
+ * then never calls back a write, so 'drain' would never come. Its listeners go at the end.
+ */
+async function writeChunks(call: ServerWritableStream<Record<string, unknown>, unknown>, bytes: Uint8Array, calls: number): Promise<void> {
+  let cancelled = call.cancelled;
+  let wake: (() => void) | undefined;
+  const onCancel = () => {
+    cancelled = true;
+    wake?.();
+  };
+  const onDrain = () => wake?.();
+  call.on("cancelled", onCancel);
+  call.on("drain", onDrain);
+  try {
+    // At least one message, even for no bytes at all, so the client always learns the total.
+    for (let offset = 0; offset === 0 || offset < bytes.length; offset += exportChunkBytes) {
+      if (cancelled) return;
+      // A view, not a copy: the serializer copies it into the frame.
+      const chunk = bytes.subarray(offset, offset + exportChunkBytes);
+      const message = create(ExportEpisodeResponseSchema, offset === 0 ? { chunk, totalBytes: bytes.length, calls } : { chunk });
+      if (!call.write(message) && !cancelled) await new Promise<void>((resolve) => (wake = resolve));
+      wake = undefined;
+    }
+    if (!cancelled) call.end();
+  } finally {
+    call.removeListener("cancelled", onCancel);
+    call.removeListener("drain", onDrain);
+  }
+}
+
+/** ExportEpisode: GetEpisode's admission, then the episode's bytes in chunks (writeChunks). */
+function exportEpisode(stub: Stub, token: string | undefined) {
+  return (call: ServerWritableStream<Record<string, unknown>, unknown>) => {
+    // grpc-js turns an 'error' event into the call's status and ends it.
+    const fail = (status: { code: number; details: string }) => void call.emit("error", status);
+    try {
+      const admitted = admit(call, token);
+      if ("refused" in admitted) return fail(admitted.refused);
+      // One snapshot, encoded afresh: calls recorded while the chunks go out cannot tear it.
+      const bytes = stub.episodeBytes(admitted.session);
+      writeChunks(call, bytes, countCalls(bytes)).catch((err: unknown) => fail(statusOfError(err)));
+    } catch (err) {
+      fail(statusOfError(err));
     }
   };
 }
@@ -72,10 +157,15 @@ export function controlServiceHandlers(stub: Stub, token?: string): UntypedServi
       return stub.loadScript(session, script).then(() => create(LoadScriptResponseSchema, { entries: script.entryCount }));
     }, token),
     GetEpisode: unary((r) => {
-      const episode = stub.episode(r.session!);
-      return create(GetEpisodeResponseSchema, { episode, episodeBinpb: stub.episodeBytes(r.session!) });
+      const episodeBinpb = stub.episodeBytes(r.session!);
+      // bytes_only leaves the decoded copy out: half the size, under default client limits longer.
+      if (r["bytesOnly"]) return create(GetEpisodeResponseSchema, { episodeBinpb });
+      return create(GetEpisodeResponseSchema, { episode: stub.episode(r.session!), episodeBinpb });
     }, token),
+    ExportEpisode: exportEpisode(stub, token),
     ResetSession: unary(async (r) => create(ResetSessionResponseSchema, { calls: await stub.reset(r.session!) }), token),
+    // Answers once the closed episode is recorded, like ResetSession; the slot is free at once.
+    DeleteSession: unary(async (r) => create(DeleteSessionResponseSchema, { calls: await stub.deleteSession(r.session!) }), token),
     VerifySession: unary((r) => {
       const v = stub.verify(r.session!);
       return create(VerifySessionResponseSchema, {
@@ -86,7 +176,7 @@ export function controlServiceHandlers(stub: Stub, token?: string): UntypedServi
     }, token),
     ListSessions: unary(() =>
       create(ListSessionsResponseSchema, {
-        sessions: stub.sessions().map((s) => create(SessionInfoSchema, { name: s.name, calls: s.calls, scriptName: s.scriptName })),
+        sessions: stub.sessions().map((s) => create(SessionInfoSchema, { name: s.name, calls: s.calls, running: s.running, scriptName: s.scriptName })),
       }),
       token,
     ),

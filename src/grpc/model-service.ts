@@ -11,6 +11,7 @@ import {
   type ListModelsRequest,
   type ListModelsResponse,
 } from "../../gen/modelstub/v1/model_pb.js";
+import { checkStepIds } from "../engine/check-step-id.js";
 import { checkSessionName, type Stub } from "../engine/create-stub.js";
 import type { CallStatus } from "../engine/compile-script.js";
 import type { CallLog, CallResult } from "../engine/run-call.js";
@@ -22,9 +23,88 @@ function internal(err: unknown) {
   return { code: Code.INTERNAL, details: `modelstub internal error: ${err instanceof Error ? err.message : String(err)}` };
 }
 
-/** The GenerateStream request as the GenerateRequest it mirrors field for field. */
+/**
+ * The GenerateStream request as the GenerateRequest it mirrors field for field. Its unknown
+ * fields go along: the numbers are the same, and the episode records a request as it was sent.
+ */
 function asGenerateRequest(r: GenerateStreamRequest): GenerateRequest {
-  return create(GenerateRequestSchema, { model: r.model, messages: r.messages, tools: r.tools, sampling: r.sampling, stepId: r.stepId });
+  const request = create(GenerateRequestSchema, { model: r.model, messages: r.messages, tools: r.tools, sampling: r.sampling, stepId: r.stepId });
+  if (r.$unknown) request.$unknown = r.$unknown;
+  return request;
+}
+
+/**
+ * How many bytes of frames one stream may have handed to grpc-js and not yet seen written to
+ * HTTP/2 before its next frame waits: 64 KiB, one default HTTP/2 stream window. HTTP/2 writes
+ * only as far as the client's flow-control window lets it, so past the window and this, a
+ * client that stops reading stops the call.
+ */
+export const maxUnwrittenBytes = 64 * 1024;
+
+/** A frame's size on the wire, give or take a few bytes of tags and lengths. */
+function frameBytes(f: GenerateStreamResponse): number {
+  const v = f.frame;
+  let n = 16 + f.id.length + f.model.length;
+  if (v.case === "textDelta") n += Buffer.byteLength(v.value);
+  else if (v.case === "toolCallDelta") n += Buffer.byteLength(v.value.arguments) + v.value.id.length + v.value.name.length;
+  return n;
+}
+
+/** Writes one stream call's frames to grpc-js with back-pressure (see createFrameWriter). */
+interface FrameWriter {
+  /** Hands a frame to grpc-js; returns a promise when the buffers are full (the engine's onFrame contract). */
+  write(frame: GenerateStreamResponse): Promise<void> | undefined;
+  /** Resolves once every frame handed over is written to HTTP/2 (a scripted drop waits for it). */
+  written(): Promise<void>;
+  /** Settles what waits; once, when the call ends, however it ends. */
+  release(): void;
+}
+
+/**
+ * grpc-js takes every frame it is given: its write() returning false is advice, and it buffers
+ * whatever comes after. So this counts the bytes handed over and not yet written to HTTP/2,
+ * and once they pass maxUnwrittenBytes (or grpc-js's own buffer of 16 frames is full) the next
+ * frame waits until all of them are written. What one call holds in transport buffers is then
+ * at most maxUnwrittenBytes plus the frame that crossed it (the frame itself is bounded by the
+ * reply). A call cut off meanwhile is never written back to (grpc-js drops the callbacks): the
+ * engine stops waiting on the call's signal, and release() settles the promise.
+ */
+function createFrameWriter(call: ServerWritableStream<GenerateStreamRequest, GenerateStreamResponse>): FrameWriter {
+  let frames = 0;
+  let bytes = 0;
+  // Sizes of the frames handed over, oldest first: grpc-js writes them in order.
+  const sizes: number[] = [];
+  let head = 0;
+  let room: (() => void) | undefined;
+  let idle: (() => void) | undefined;
+  const settle = () => {
+    const r = room;
+    const i = idle;
+    room = idle = undefined;
+    r?.();
+    i?.();
+  };
+  const onWritten = () => {
+    bytes -= sizes[head++]!;
+    if (--frames === 0) {
+      sizes.length = head = 0;
+      settle();
+    }
+  };
+  return {
+    write(frame) {
+      const size = frameBytes(frame);
+      frames++;
+      bytes += size;
+      sizes.push(size);
+      if (call.write(frame, onWritten) && bytes <= maxUnwrittenBytes) return undefined;
+      return new Promise<void>((resolve) => (room = resolve));
+    },
+    written() {
+      return frames === 0 ? Promise.resolve() : new Promise<void>((resolve) => (idle = resolve));
+    },
+    release: settle,
+  };
 }
 
 /**
@@ -35,7 +115,7 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
   /**
    * One log line per call, refused calls included. The engine reports every call it runs
    * (onLog); a call it refused before running (draining, a cap) ends with a status and no
-   * report, and a bad session name never reaches it: those are logged here.
+   * report, and a bad session name or step id never reaches it: those are logged here.
    */
   const callLog = (method: "Generate" | "GenerateStream", session: string, step: string) => {
     let reported = false;
@@ -48,8 +128,8 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
         : undefined,
       /** Logs `status` as a refusal when the engine did not run the call (it reported nothing). */
       ifRefused(status: CallStatus) {
-        // A refused name can be any length: the line keeps as much of it as the status message does.
-        if (!reported) logger?.grpcRefused(method, { session: session.slice(0, 140), step, code: status.code, message: status.message });
+        // A refused name or step can be any length: the line keeps as much of it as the status message does.
+        if (!reported) logger?.grpcRefused(method, { session: session.slice(0, 140), step: step.slice(0, 140), code: status.code, message: status.message });
       },
     };
   };
@@ -59,7 +139,8 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
         const session = sessionOf(call.metadata);
         const stepFromMetadata = metadataText(call.metadata, stepHeader);
         const log = callLog("Generate", session, call.request.stepId || stepFromMetadata);
-        const bad = checkSessionName(session);
+        // Refused before the engine sees the call, so it is in no episode (the log still says why).
+        const bad = checkSessionName(session) ?? checkStepIds(call.request.stepId, stepFromMetadata, "metadata");
         if (bad) {
           log.ifRefused(bad);
           return callback(statusError(bad));
@@ -106,21 +187,18 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
         const session = sessionOf(call.metadata);
         const stepFromMetadata = metadataText(call.metadata, stepHeader);
         const log = callLog("GenerateStream", session, call.request.stepId || stepFromMetadata);
-        const bad = checkSessionName(session);
+        // Refused before the engine sees the call, so it is in no episode (the log still says why).
+        const bad = checkSessionName(session) ?? checkStepIds(call.request.stepId, stepFromMetadata, "metadata");
         if (bad) {
           log.ifRefused(bad);
           return fail(statusError(bad));
         }
         const wiring = callSignal(call);
-        // Frames handed to grpc-js but not yet to HTTP/2: a scripted drop waits for them, so
-        // the client gets exactly the chunks the script says before the reset.
-        let unflushed = 0;
-        let flushed: (() => void) | undefined;
-        const onWritten = () => {
-          if (--unflushed === 0) flushed?.();
-        };
+        const writer = createFrameWriter(call);
         const drop = async () => {
-          if (unflushed > 0) await new Promise<void>((resolve) => (flushed = resolve));
+          // Frames handed to grpc-js but not yet to HTTP/2: the drop waits for them, so the
+          // client gets exactly the chunks the script says before the reset.
+          await writer.written();
           // One more turn of the event loop lets HTTP/2 put the DATA frames on the wire first.
           await new Promise((resolve) => setTimeout(resolve, 5));
           if (!dropCall(call)) fail({ code: Code.UNAVAILABLE, details: "the script dropped the connection" });
@@ -136,13 +214,12 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
             },
             budgetMs: wiring.budgetMs,
             onLog: log.onLog,
-            onFrame: (frame) => {
-              unflushed++;
-              call.write(frame, onWritten);
-            },
+            onFrame: (frame) => writer.write(frame),
           })
           .then((result: CallResult) => {
             wiring.release();
+            // A drop still waits for the frames to be written; anything else waits for nothing.
+            if (result.kind !== "drop") writer.release();
             switch (result.kind) {
               case "ok":
                 return call.end();

@@ -9,8 +9,16 @@ function serializer(schema: DescMessage) {
   };
 }
 
-function deserializer(schema: DescMessage) {
-  return (bytes: Buffer) => fromBinary(schema, bytes);
+/**
+ * Looks at a request's bytes before they are decoded: undefined to decode them, or what the
+ * handler gets instead (a refusal it recognises). grpc-js answers a throwing deserializer with
+ * INTERNAL, so a check that wants another status hands the handler a marker rather than throwing.
+ */
+export type RequestCheck = (bytes: Buffer) => unknown;
+
+function deserializer(schema: DescMessage, check?: RequestCheck) {
+  if (!check) return (bytes: Buffer) => fromBinary(schema, bytes);
+  return (bytes: Buffer) => check(bytes) ?? fromBinary(schema, bytes);
 }
 
 /**
@@ -22,6 +30,8 @@ export function serviceDefinition(
   service: DescService,
   /** Hand-written response serializers by method name, for hot paths (encode-stream-frame.ts). */
   responseSerializers: Record<string, (message: never) => Buffer> = {},
+  /** Checks of request bytes before decoding, by method name (limit-request.ts). */
+  requestChecks: Record<string, RequestCheck> = {},
 ): ServiceDefinition {
   const def: Record<string, MethodDefinition<unknown, unknown>> = {};
   for (const m of service.methods) {
@@ -30,7 +40,7 @@ export function serviceDefinition(
       requestStream: m.methodKind === "client_streaming" || m.methodKind === "bidi_streaming",
       responseStream: m.methodKind === "server_streaming" || m.methodKind === "bidi_streaming",
       requestSerialize: serializer(m.input),
-      requestDeserialize: deserializer(m.input),
+      requestDeserialize: deserializer(m.input, requestChecks[m.name]),
       responseSerialize: responseSerializers[m.name] ?? serializer(m.output),
       responseDeserialize: deserializer(m.output),
       originalName: m.name,

@@ -10,6 +10,8 @@ import { modelServiceHandlers } from "./model-service.js";
 import { encodeResponse } from "../engine/encode-episode.js";
 import { encodeStreamFrame } from "./encode-stream-frame.js";
 import { serviceDefinition } from "./service-definition.js";
+import { modelRequestChecks, refuseOverLimit } from "./limit-request.js";
+import { watchLoop } from "./loop-watch.js";
 
 /** Options of the gRPC server. */
 export interface GrpcServerOptions {
@@ -50,13 +52,40 @@ export function splitAddress(address: string): { host: string; port: number } {
   return { host: m[1]!, port: Number(m[2]) };
 }
 
-/** Starts ModelService and ControlService on `options.address`. Rejects on a busy or bad address. */
+/**
+ * How many stream resets (RST_STREAM: a client's cancel, or its deadline passing) one connection
+ * may send: a burst of 10,000, refilled at 5,000 a second. nghttp2's own rapid-reset guard
+ * (CVE-2023-44487) allows 1,000 and 33 a second, then drops the connection with every call on it
+ * (clients see INTERNAL "Received RST_STREAM with code 2"): a test suite that cancels or times out
+ * thousands of calls on one channel reaches that in a second. Node sets it from 22.10 on
+ * (`streamResetBurst`, `streamResetRate`); Node 20 has no such option, and keeps nghttp2's.
+ */
+export const streamResetLimit = { burst: 10_000, perSecond: 5_000 } as const;
+
+/** Whether this Node passes `streamResetBurst`/`streamResetRate` to nghttp2 (22.10 and later). */
+export function nodeSetsStreamResetLimit(version: string = process.versions.node): boolean {
+  const [major = 0, minor = 0] = version.split(".").map(Number);
+  return major > 22 || (major === 22 && minor >= 10);
+}
+
+/**
+ * grpc-js passes no such option through, but builds its HTTP/2 servers at bind time from the
+ * options it keeps in `commonServerOptions`: add them there. Without that field (a later grpc-js),
+ * nghttp2's default stays, as on Node 20.
+ */
+function raiseStreamResetLimit(server: Server): void {
+  const common = (server as unknown as { commonServerOptions?: unknown }).commonServerOptions;
+  if (typeof common !== "object" || common === null) return;
+  Object.assign(common, { streamResetBurst: streamResetLimit.burst, streamResetRate: streamResetLimit.perSecond });
+}
+
 /** A Generate reply for the wire: the bytes its episode call was recorded with, when it was. */
 function sendResponse(response: GenerateResponse): Buffer {
   const bytes = encodeResponse(response);
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
+/** Starts ModelService and ControlService on `options.address`. Rejects on a busy or bad address. */
 export async function startGrpcServer(options: GrpcServerOptions): Promise<RunningGrpcServer> {
   const address = options.address ?? "127.0.0.1:50051";
   const { host } = splitAddress(address);
@@ -65,7 +94,12 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   // handler never adds them), so a shutdown past the grace period leaves calls hanging and the
   // process never exits. The graceful-shutdown test catches that.
   const server = new Server(options.channelOptions);
-  server.addService(serviceDefinition(ModelService, { Generate: sendResponse, GenerateStream: encodeStreamFrame }), modelServiceHandlers(options.stub, options.logger));
+  raiseStreamResetLimit(server);
+  // Requests past the request limits are refused before they are decoded (limit-request.ts).
+  server.addService(
+    serviceDefinition(ModelService, { Generate: sendResponse, GenerateStream: encodeStreamFrame }, modelRequestChecks()),
+    refuseOverLimit(modelServiceHandlers(options.stub, options.logger), options.logger),
+  );
   server.addService(serviceDefinition(ControlService), controlServiceHandlers(options.stub, options.controlToken));
   const health = options.health ?? createHealthState("NOT_SERVING");
   health.addToServer(server);
@@ -74,6 +108,8 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(address, options.credentials ?? ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
   });
+  // Deadlines are judged on the caller's timeline: the loop watch measures the stalls between.
+  const unwatch = watchLoop();
   // The script was loaded before the server was created: bound means ready.
   if (!options.health) health.set("SERVING");
   return {
@@ -85,10 +121,12 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
       return new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           server.forceShutdown();
+          unwatch();
           resolve();
         }, graceMs);
         server.tryShutdown(() => {
           clearTimeout(timer);
+          unwatch();
           resolve();
         });
       });

@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import { checkStepIds } from "../engine/check-step-id.js";
 import type { Stub } from "../engine/create-stub.js";
 import type { CallLog } from "../engine/run-call.js";
 import { badRequestError, httpErrorOf } from "./http-error.js";
@@ -6,7 +7,7 @@ import { Code, codeName } from "../engine/status-code.js";
 import { outcomeName, refusedOutcome, type HttpRequestLog } from "./http-log.js";
 import { ChunkWriter, completionBody, createdOf, doneEvent, event } from "./openai-wire.js";
 import { parseChatRequest } from "./parse-chat-request.js";
-import { sendError, sendJson } from "./send.js";
+import { sendError, sendJson, streamWriter } from "./send.js";
 
 /** Who a chat request is for: session and step from the x-modelstub-* headers. */
 export interface ChatTarget {
@@ -42,19 +43,40 @@ export function refused(code: number, message: string): Partial<HttpRequestLog> 
  * A stream sends its 200 and headers with the first frame, so a call that fails before any
  * frame still answers with a proper HTTP error status.
  */
-export async function chatCompletions(stub: Stub, res: ServerResponse, body: string, target: ChatTarget): Promise<Partial<HttpRequestLog>> {
-  const parsed = parseChatRequest(body);
+export function chatCompletions(stub: Stub, res: ServerResponse, body: string, target: ChatTarget): Promise<Partial<HttpRequestLog>> {
+  // Parsed here, so the body's text (escapes and all, up to --max-message-bytes) is not held by
+  // a call that waits on a slow reader.
+  let parsed: ReturnType<typeof parseChatRequest>;
+  try {
+    parsed = parseChatRequest(body);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  return answer(stub, res, parsed, target);
+}
+
+/** Answers a parsed chat request (see chatCompletions). */
+async function answer(stub: Stub, res: ServerResponse, parsed: ReturnType<typeof parseChatRequest>, target: ChatTarget): Promise<Partial<HttpRequestLog>> {
   if ("error" in parsed) {
     sendError(res, badRequestError(parsed.error));
     return { status: 400, ...refused(Code.INVALID_ARGUMENT, parsed.error.message) };
   }
   const { request, stream, includeUsage } = parsed.value;
+  // A malformed step id is refused like a bad session name: before the call runs, in no episode.
+  const badStep = checkStepIds(request.stepId, target.step, "header");
+  if (badStep) {
+    const e = httpErrorOf(badStep);
+    sendError(res, e);
+    return { status: e.status, ...refused(badStep.code, badStep.message) };
+  }
   const controller = new AbortController();
   // HTTP has no deadline header: only the client going away cuts a call off.
   const onClose = () => {
     if (!res.writableFinished) controller.abort("cancelled");
   };
   res.on("close", onClose);
+  // Back-pressure: a client that stops reading holds the call, not the server's memory.
+  const events = streamWriter(res);
   let created = createdOf(0);
   let writer: ChunkWriter | undefined;
   let log: CallLog | undefined;
@@ -78,10 +100,13 @@ export async function chatCompletions(stub: Stub, res: ServerResponse, body: str
           writer = new ChunkWriter(created, includeUsage);
           res.writeHead(200, sseHeaders.flat());
         }
-        res.write(writer.frame(frame));
+        return events.write(writer.frame(frame));
       },
     })
-    .finally(() => res.off("close", onClose));
+    .finally(() => {
+      res.off("close", onClose);
+      events.release();
+    });
   // No call log: the stub refused the call before running it (draining, a cap), and it is in
   // no episode; the log line still says who was refused and why.
   const fields: Partial<HttpRequestLog> = log

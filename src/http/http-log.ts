@@ -14,8 +14,8 @@ export interface HttpRequestLog {
   entry: string;
   /**
    * The engine's outcome name (OK, ERROR, STREAM_BROKEN, ...); REFUSED for a chat request
-   * answered before it ran (unreadable, draining, a cap), so in no episode; "" for requests
-   * that are not model calls.
+   * answered before it ran (unreadable, a bad session name or step id, draining, a cap), so in
+   * no episode; "" for requests that are not model calls.
    */
   outcome: string;
   /** The status code name the call ended with, as on the gRPC side (OK, RESOURCE_EXHAUSTED, ...); absent for requests that are not model calls. */

@@ -8,6 +8,7 @@ import {
   ToolSchema,
   type GenerateRequest,
 } from "../../gen/modelstub/v1/model_pb.js";
+import { overLimitMessage, requestLimits } from "../engine/request-limits.js";
 
 /** A chat-completions request, as the engine's GenerateRequest plus the HTTP-only options. */
 export interface ChatRequest {
@@ -59,6 +60,11 @@ function missing(param: string, what: string): never {
 
 function invalid(param: string, message: string): never {
   throw new Refusal({ message: `${param}: ${message}`, param, code: "invalid_value" });
+}
+
+/** Refuses a list longer than a request limit (engine/request-limits.ts), with the gRPC side's message. */
+function limitCount(field: string, count: number, what: string, limit: number, per: string, param: string | null = field): void {
+  if (count > limit) throw new Refusal({ message: overLimitMessage(field, count, what, limit, per), param, code: "too_many_items" });
 }
 
 type Obj = Record<string, unknown>;
@@ -164,6 +170,7 @@ function seedAt(v: unknown, param: string): bigint {
 function stopAt(v: unknown, param: string): string[] {
   if (typeof v === "string") return [v];
   if (!Array.isArray(v)) wrongType(param, "a string or a list of strings", v);
+  limitCount(param, v.length, "stop sequences", requestLimits.stopSequences, "in a request");
   return v.map((s, i) => stringAt(s, `${param}[${i}]`));
 }
 
@@ -196,6 +203,16 @@ function parseBody(body: unknown): ChatRequest {
   const list = body["messages"];
   if (!Array.isArray(list)) wrongType("messages", "a list of messages", list);
   if (list.length === 0) invalid("messages", "expected at least one message");
+  // The request limits, before anything is built from the lists.
+  limitCount("messages", list.length, "messages", requestLimits.messages, "in a request");
+  let calls = 0;
+  list.forEach((m, i) => {
+    const n = isObject(m) && Array.isArray(m["tool_calls"]) ? m["tool_calls"].length : 0;
+    limitCount(`messages[${i}].tool_calls`, n, "tool calls", requestLimits.toolCallsPerMessage, "in a message");
+    calls += n;
+  });
+  limitCount("the request", calls, "tool calls in all its messages", requestLimits.toolCalls, "in a request", "messages");
+  if (Array.isArray(body["tools"])) limitCount("tools", body["tools"].length, "tools", requestLimits.tools, "in a request");
   const n = optional(body, "n", uint32At);
   if (n !== undefined && n !== 1) invalid("n", `modelstub answers with exactly one choice, not ${n}`);
   const stream = optional(body, "stream", booleanAt) ?? false;
@@ -213,6 +230,27 @@ function parseBody(body: unknown): ChatRequest {
 }
 
 /**
+ * The deepest nesting of objects and lists a body may have. A JSON Schema in `parameters` is
+ * rarely 20 deep; JSON.parse reads any depth, but JSON.stringify (the schema's text) and other
+ * recursive walks overflow the stack near 10,000, so deeper bodies are refused up front.
+ */
+export const maxJsonDepth = 128;
+
+/** Whether `value` nests objects and lists more than `limit` deep; iterative, so any depth is safe. */
+function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== "object" || v === null) continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === "object" && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+/**
  * Reads a chat-completions body into the GenerateRequest a gRPC client would send for the same
  * conversation: the same roles, texts, tool calls, tools and sampling, with only the fields the
  * client sent, so both transports record the same bytes. Unknown fields are ignored, as OpenAI
@@ -224,6 +262,9 @@ export function parseChatRequest(text: string): { value: ChatRequest } | { error
     body = JSON.parse(text);
   } catch (err) {
     return { error: { message: `the request body is not valid JSON: ${(err as Error).message}`, param: null, code: "invalid_json" } };
+  }
+  if (nestedDeeperThan(body, maxJsonDepth)) {
+    return { error: { message: `the request body nests objects and lists deeper than ${maxJsonDepth} levels`, param: null, code: "invalid_value" } };
   }
   try {
     return { value: parseBody(body) };

@@ -15,3 +15,38 @@ export function sendJson(res: ServerResponse, status: number, body: object, head
 export function sendError(res: ServerResponse, error: HttpError): void {
   sendJson(res, error.status, error.body, error.headers);
 }
+
+/** Writes a streamed answer's events with back-pressure (see streamWriter). */
+export interface StreamWriter {
+  /** Writes `text`; returns a promise when the response's buffer is full (the engine's onFrame contract). */
+  write(text: string): Promise<void> | undefined;
+  /** Settles what waits and removes its listeners; once, when the answer ends, however it ends. */
+  release(): void;
+}
+
+/**
+ * A writer for a streamed answer (server-sent events). `res.write()` takes every chunk it is
+ * given and says false once the response holds more than its high-water mark (16 KiB) unsent:
+ * then the next event waits for 'drain', or for 'close' (the client went away). So a client that
+ * stops reading holds at most the high-water mark plus the event that crossed it here; the rest
+ * waits in the engine, unrendered.
+ */
+export function streamWriter(res: ServerResponse): StreamWriter {
+  let waiting: (() => void) | undefined;
+  const settle = () => {
+    res.off("drain", settle);
+    res.off("close", settle);
+    const w = waiting;
+    waiting = undefined;
+    w?.();
+  };
+  return {
+    write(text) {
+      if (res.write(text)) return undefined;
+      res.on("drain", settle);
+      res.on("close", settle);
+      return new Promise<void>((resolve) => (waiting = resolve));
+    },
+    release: settle,
+  };
+}

@@ -1,8 +1,9 @@
+import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { checkSessionName, type Stub } from "../engine/create-stub.js";
 import { Code } from "../engine/status-code.js";
 import { chatCompletions, refused } from "./chat-completions.js";
-import { frontError, httpErrorOf } from "./http-error.js";
+import { frontError, httpErrorOf, type HttpError } from "./http-error.js";
 import { writeHttpLog, type HttpRequestLog } from "./http-log.js";
 import { catalogModelList, declaredModels, openAiModel, openAiModelList } from "./model-lists.js";
 import { sendError, sendJson } from "./send.js";
@@ -16,7 +17,26 @@ export interface HttpServerOptions {
   log?: (record: HttpRequestLog) => void;
   /** Largest request body read (default 32 MiB): more answers 413, so one request cannot fill memory. */
   maxBodyBytes?: number;
+  /**
+   * When set, every request must carry `authorization: Bearer <token>`, else 401. `modelstub
+   * serve` sets it to the control token when the front binds a non-loopback address.
+   */
+  token?: string;
+  /** A connection that has not sent a whole request head by then is answered 408 and closed. */
+  headersTimeoutMs?: number;
+  /** A request (head and body) not received in full by then is answered 408 and closed. */
+  requestTimeoutMs?: number;
+  /** An idle keep-alive connection between two requests is closed after this. */
+  keepAliveTimeoutMs?: number;
 }
+
+/**
+ * The front's timeouts. Node's own defaults let a slow client hold a connection for 60 s per
+ * head (checked only every 30 s) and 300 s per request; a stub talks to tests and harnesses on
+ * fast links, so it asks far less. No idle timeout once a request is in: a scripted `hang` or a
+ * slow stream is idle on purpose, and lasts until the client goes (README, "Safety when exposed").
+ */
+export const httpTimeouts = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000 } as const;
 
 /** A started HTTP front. */
 export interface RunningHttpServer {
@@ -39,6 +59,43 @@ export function parseHttpAddress(address: string): { host: string; port: number 
 const sessionHeader = "x-modelstub-session";
 const stepHeader = "x-modelstub-step";
 
+/**
+ * The request target as a URL, or why it cannot be routed: a target URL cannot parse
+ * (`http://[::1`) or a path whose percent-encoding is malformed (`/v1/models/%E0%A4%A`).
+ */
+function targetOf(raw: string): { url: URL } | { error: string } {
+  let url: URL;
+  try {
+    url = new URL(raw, "http://modelstub.invalid");
+  } catch {
+    return { error: `the request target ${JSON.stringify(raw.slice(0, 200))} is not a valid URL path` };
+  }
+  try {
+    decodeURIComponent(url.pathname);
+  } catch {
+    return { error: `the path ${JSON.stringify(url.pathname.slice(0, 200))} has malformed percent-encoding: every % must start an escape (%XX) of UTF-8 bytes` };
+  }
+  return { url };
+}
+
+function sameToken(given: string, token: string): boolean {
+  const a = createHash("sha256").update(given).digest();
+  const b = createHash("sha256").update(token).digest();
+  return timingSafeEqual(a, b);
+}
+
+/** A 401 when the front needs a token and the request does not carry it. */
+function unauthorized(req: IncomingMessage, token: string | undefined): HttpError | undefined {
+  if (token === undefined) return undefined;
+  const auth = headerText(req, "authorization");
+  const m = /^Bearer\s+(.*)$/i.exec(auth);
+  if (m && sameToken(m[1]!, token)) return undefined;
+  const message = auth
+    ? "wrong token: this server needs `authorization: Bearer <token>` with its --control-token"
+    : "this server is exposed beyond loopback and needs `authorization: Bearer <token>` with its --control-token (the OpenAI SDKs send their apiKey so)";
+  return frontError(401, message, "invalid_api_key", [["www-authenticate", "Bearer"]]);
+}
+
 function headerText(req: IncomingMessage, name: string): string {
   const v = req.headers[name];
   return (Array.isArray(v) ? v[0] : v) ?? "";
@@ -58,6 +115,12 @@ async function readBody(req: IncomingMessage, limit: number): Promise<string | "
     return undefined;
   }
   return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Answers a request refused before routing; resolves with its log fields. */
+async function refuseWith(res: ServerResponse, e: HttpError, code: number): Promise<Partial<HttpRequestLog>> {
+  sendError(res, e);
+  return { status: e.status, ...refused(code, e.body.error.message) };
 }
 
 const routesHelp = "modelstub serves POST /v1/chat/completions (also /chat/completions), GET /v1/models, GET /v1/models/{id} and GET /models";
@@ -98,6 +161,7 @@ async function route(stub: Stub, { req, res, url, session, step }: Routed, maxBo
   }
   if (path.startsWith("/v1/models/")) {
     if (req.method !== "GET") return wrongMethod(res, "GET");
+    // The whole path decoded once already (targetOf), so this cannot throw.
     const id = decodeURIComponent(path.slice("/v1/models/".length));
     const model = declaredModels(script).find((m) => m.id === id);
     if (!model) {
@@ -126,7 +190,15 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   // Requests still being handled: close() waits for them so their calls are in the episode
   // before anyone writes it (a cut connection ends the response before the engine records).
   const handlers = new Set<Promise<void>>();
-  const server = createServer((req, res) => {
+  const headersTimeout = options.headersTimeoutMs ?? httpTimeouts.headersTimeoutMs;
+  const requestTimeout = Math.max(headersTimeout, options.requestTimeoutMs ?? httpTimeouts.requestTimeoutMs);
+  const serverOptions = {
+    headersTimeout,
+    requestTimeout,
+    // Node checks both timeouts only this often (30 s by default): a slow head would outlive its timeout by as much.
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeout / 4))),
+  };
+  const server = createServer(serverOptions, (req, res) => {
     // No Date header: the same script gives the same bytes, headers included.
     res.sendDate = false;
     // A write racing a client that has gone must not become an unhandled 'error' event.
@@ -136,20 +208,21 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       inFlight--;
       if (closing && inFlight === 0) server.closeIdleConnections();
     });
-    const url = new URL(req.url ?? "/", "http://modelstub.invalid");
-    const path = url.pathname;
+    const target = targetOf(req.url ?? "/");
+    const path = "url" in target ? target.url.pathname : (req.url ?? "").slice(0, 200);
     const session = headerText(req, sessionHeader) || "default";
     const step = headerText(req, stepHeader);
-    // A refused session name can be any length: the log keeps as much of it as the error message.
-    const base: HttpRequestLog = { method: req.method ?? "", path, status: 0, session: session.slice(0, 140), step, entry: "", outcome: "", declaredMs: 0 };
+    // A refused session name or step can be any length: the log keeps as much of it as the error message.
+    const base: HttpRequestLog = { method: req.method ?? "", path, status: 0, session: session.slice(0, 140), step: step.slice(0, 140), entry: "", outcome: "", declaredMs: 0 };
+    const denied = unauthorized(req, options.token);
     const bad = checkSessionName(session);
-    const answered: Promise<Partial<HttpRequestLog>> = bad
-      ? Promise.resolve().then(() => {
-          const e = httpErrorOf(bad);
-          sendError(res, e);
-          return { status: e.status, ...refused(bad.code, bad.message) };
-        })
-      : route(stub, { req, res, url, session, step }, maxBody);
+    const answered: Promise<Partial<HttpRequestLog>> = denied
+      ? refuseWith(res, denied, Code.UNAUTHENTICATED)
+      : "error" in target
+        ? refuseWith(res, frontError(400, target.error, "invalid_path"), Code.INVALID_ARGUMENT)
+        : bad
+          ? refuseWith(res, httpErrorOf(bad), bad.code)
+          : route(stub, { req, res, url: target.url, session, step }, maxBody);
     const handled = answered
       .catch((err: unknown) => {
         sendError(res, frontError(500, `modelstub internal error: ${err instanceof Error ? err.message : String(err)}`, "internal_error"));
@@ -160,6 +233,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       .finally(() => handlers.delete(handled));
     handlers.add(handled);
   });
+  server.keepAliveTimeout = options.keepAliveTimeoutMs ?? httpTimeouts.keepAliveTimeoutMs;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(wantedPort, host.replace(/^\[(.*)\]$/, "$1"), () => {

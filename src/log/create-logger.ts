@@ -13,7 +13,7 @@ export interface LogSink {
   write(chunk: string): unknown;
 }
 
-/** A gRPC model call refused before it ran, so in no episode: draining, a cap, a bad session name. */
+/** A gRPC model call refused before it ran, so in no episode: draining, a cap, a bad session name or step id. */
 export interface Refusal {
   session: string;
   step: string;

@@ -43,6 +43,9 @@ function internalResult(err: unknown): CallResult {
   return { kind: "status", status: { code: Code.INTERNAL, message: `modelstub internal error: ${err instanceof Error ? err.message : String(err)}`, trailers: [] } };
 }
 
+/** How many frames a stream call queues for a consumer that has not taken them before it waits. */
+const maxQueuedFrames = 16;
+
 /** A model port that runs calls on a stub in this process: no network, same engine. */
 export function createInProcessPort(stub: Stub): ModelPort {
   return {
@@ -69,6 +72,13 @@ export function createInProcessPort(stub: Stub): ModelPort {
       const a = callAbort(options);
       const frames: GenerateStreamResponse[] = [];
       let wake: (() => void) | undefined;
+      // Back-pressure, as over the wire: a consumer that stops taking frames holds the call.
+      let room: (() => void) | undefined;
+      const letThrough = () => {
+        const r = room;
+        room = undefined;
+        r?.();
+      };
       let finished: CallResult | undefined;
       const done = stub
         .call({
@@ -81,6 +91,7 @@ export function createInProcessPort(stub: Stub): ModelPort {
           onFrame: (f) => {
             frames.push(f);
             wake?.();
+            return frames.length < maxQueuedFrames ? undefined : new Promise<void>((resolve) => (room = resolve));
           },
         })
         .catch(internalResult)
@@ -91,6 +102,7 @@ export function createInProcessPort(stub: Stub): ModelPort {
       try {
         for (;;) {
           while (frames.length > 0) yield frames.shift()!;
+          letThrough();
           if (finished) break;
           await new Promise<void>((resolve) => (wake = resolve));
           wake = undefined;
@@ -99,6 +111,7 @@ export function createInProcessPort(stub: Stub): ModelPort {
       } finally {
         // A consumer that stops early cancels the call, like a gRPC client would.
         if (!finished) a.controller.abort("cancelled");
+        letThrough();
         await done;
         a.release();
       }

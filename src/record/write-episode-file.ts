@@ -6,6 +6,13 @@ import { EpisodeSchema, type Episode } from "../../gen/modelstub/v1/episode_pb.j
 /** Numbers temp files within this process: two writes in flight never share a temp file. */
 let tempCounter = 0;
 
+/**
+ * The names of this writer's temp files, `<session>.episode.<binpb|json>.tmp-<pid>-<n>`; group 1
+ * is the pid of the process that wrote it. One killed mid-write leaves its temp file behind:
+ * prepareRecordDir() removes those at start, and only those.
+ */
+export const tempFilePattern = /^[A-Za-z0-9._-]{1,128}\.episode\.(?:binpb|json)\.tmp-(\d+)-\d+$/;
+
 async function writeAtomically(path: string, data: Uint8Array | string): Promise<void> {
   // Write beside the target, then rename: a reader sees the old file or the new one, never a
   // torn one. The name is unique per write (pid and a counter), so two writes of one path in

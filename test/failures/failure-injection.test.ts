@@ -7,7 +7,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { GetEpisodeResponse } from "../../gen/modelstub/v1/control_pb.js";
 import { Outcome, StreamBreak } from "../../gen/modelstub/v1/episode_pb.js";
 import { ModelService, type GenerateResponse } from "../../gen/modelstub/v1/model_pb.js";
-import type { Clock } from "../../src/engine/clock.js";
+import { createVirtualClock, type Clock } from "../../src/engine/clock.js";
+import { createStub } from "../../src/engine/create-stub.js";
+import { loadScriptText } from "../../src/engine/load-script.js";
+import { createInProcessPort } from "../../src/port/in-process-port.js";
 import { Code } from "../../src/engine/status-code.js";
 import { serviceDefinition } from "../../src/grpc/service-definition.js";
 import { createControlClient } from "../../src/port/control-client.js";
@@ -56,12 +59,16 @@ steps:
   real-latency:
     - latency: { first_byte: 60ms, per_chunk: 20ms }
       reply: "a b c"
-  at-deadline:
-    - latency: 5s
+  well-inside:
+    - latency: 4500ms
+      repeat: true
+      reply: "in time"
+  inside-deadline:
+    - latency: 4990ms
       repeat: true
       reply: "just in time"
-  past-deadline:
-    - latency: 5010ms
+  at-deadline:
+    - latency: 5s
       repeat: true
       reply: "too late"
 `;
@@ -99,16 +106,31 @@ describe("the virtual clock", () => {
     expect(ms(t)).toBeLessThan(1000);
   });
 
-  it("decides a declared wait against the deadline the same way every run: ending at the deadline completes, 10 ms after it does not", async () => {
+  it("decides a declared wait against the deadline the same way every run: well inside it completes, reaching it does not", async () => {
     server = await startStubServer(script, { clock: "virtual" });
     // A connected channel: time spent connecting counts against the first call's deadline.
-    await server.port.generate(userRequest("x"), { step: "at-deadline", session: "warm" });
-    // The budget arrives a few ms short of 5000 (grpc-timeout is measured); rounded up to whole
-    // 10 ms it is 5000 again, in every run.
+    await server.port.generate(userRequest("x"), { step: "well-inside", session: "warm" });
+    // The budget arrives measured, short of 5000 ms by however long the client and the server
+    // took to send and read the call (tens of ms on a loaded machine): a declared wait that
+    // reaches 5000 ms reaches it in every run; one 500 ms inside stays inside.
     for (let i = 0; i < 10; i++) {
-      expect(await code(server.port.generate(userRequest("x"), { step: "at-deadline", timeoutMs: 5000 }))).toBe(Code.OK);
-      expect(await code(server.port.generate(userRequest("x"), { step: "past-deadline", timeoutMs: 5000 }))).toBe(Code.DEADLINE_EXCEEDED);
+      expect(await code(server.port.generate(userRequest("x"), { step: "well-inside", timeoutMs: 5000 }))).toBe(Code.OK);
+      expect(await code(server.port.generate(userRequest("x"), { step: "at-deadline", timeoutMs: 5000 }))).toBe(Code.DEADLINE_EXCEEDED);
     }
+    // A cut call ends where its completed waits got to: the 5 s wait never completed.
+    const calls = server.stub.episode("default").calls;
+    expect(calls.map((c) => c.endMs - c.startMs)).toEqual(Array.from({ length: 10 }, () => [4500n, 0n]).flat());
+  });
+
+  it("rounds the budget up to whole 10 ms, so a deadline in whole 10 ms holds to the millisecond (in process, where nothing is lost on the way)", async () => {
+    const stub = createStub({ script: loadScriptText(script, "deadlines.yaml"), clock: createVirtualClock() });
+    const port = createInProcessPort(stub);
+    for (const timeoutMs of [5000, 4991]) {
+      expect(await code(port.generate(userRequest("x"), { step: "inside-deadline", timeoutMs }))).toBe(Code.OK);
+      expect(await code(port.generate(userRequest("x"), { step: "at-deadline", timeoutMs }))).toBe(Code.DEADLINE_EXCEEDED);
+    }
+    // 4990 ms of declared latency in a 4990 ms budget reaches it.
+    expect(await code(port.generate(userRequest("x"), { step: "inside-deadline", timeoutMs: 4990 }))).toBe(Code.DEADLINE_EXCEEDED);
   });
 
   it("inherits defaults.latency: an entry's own keys win, the keys it leaves out come from the defaults", async () => {

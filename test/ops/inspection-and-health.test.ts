@@ -11,6 +11,7 @@ import {
   HealthCheckResponse_ServingStatus as ServingStatus,
   type HealthCheckResponse,
 } from "../../gen/grpc/health/v1/health_pb.js";
+import type { ListSessionsResponse } from "../../gen/modelstub/v1/control_pb.js";
 import { EpisodeSchema, Outcome } from "../../gen/modelstub/v1/episode_pb.js";
 import { serviceDefinition } from "../../src/grpc/service-definition.js";
 import { Code } from "../../src/engine/status-code.js";
@@ -48,6 +49,36 @@ async function withServe(args: string[], env: NodeJS.ProcessEnv, use: (s: ServeP
   }
   expect(await s.exit).toBe(0);
   return s.output().stderr;
+}
+
+/**
+ * Resolves once `session` has `n` calls running on the server: a test acts on a call in flight
+ * only once the server has it, however slowly a loaded machine delivers it (never after a sleep).
+ */
+async function untilRunning(address: string, session: string, n: number): Promise<void> {
+  const control = createControlClient(address);
+  try {
+    await expect
+      .poll(async () => (await control.call<ListSessionsResponse>("ListSessions", {})).sessions.find((x) => x.name === session)?.running ?? 0, { timeout: 15_000 })
+      .toBe(n);
+  } finally {
+    control.close();
+  }
+}
+
+/** Resolves once the server's health service says NOT_SERVING: the drain a signal starts has begun. */
+async function untilDraining(address: string): Promise<void> {
+  const client = new HealthClient(address, credentials.createInsecure()) as unknown as {
+    Check(request: unknown, callback: (err: Error | null, res?: HealthCheckResponse) => void): void;
+    close(): void;
+  };
+  const status = () =>
+    new Promise<string>((resolve) => client.Check(create(HealthCheckRequestSchema, { service: "" }), (err, res) => resolve(err ? err.message : ServingStatus[res!.status])));
+  try {
+    await expect.poll(status, { timeout: 15_000 }).toBe("NOT_SERVING");
+  } finally {
+    client.close();
+  }
 }
 
 /** The JSON log lines of a server's stderr with msg "call". */
@@ -106,27 +137,30 @@ describe("server reflection", () => {
 describe("health", () => {
   it("is SERVING after start, NOT_SERVING while draining, and `modelstub health` exits 0, 4 and 2 accordingly", async () => {
     const script = join(dir, "slow.yaml");
-    await writeFile(script, "entries:\n  - latency: 1500ms\n    repeat: true\n    reply: finally\n");
+    await writeFile(script, "entries:\n  - hang: true\n    repeat: true\n");
     const recordDir = join(dir, "episodes-health");
-    const s = await startServeProcess(["--script", script, "--grpc", "127.0.0.1:0", "--record-dir", recordDir, "--grace", "5s"]);
+    const s = await startServeProcess(["--script", script, "--grpc", "127.0.0.1:0", "--record-dir", recordDir, "--grace", "60s"]);
     const port = createGrpcPort(s.address);
+    // The call in flight holds the drain open until the test ends it: no race with a timer.
+    const stop = new AbortController();
     try {
       expect(await runCli(["health", "--addr", s.address])).toMatchObject({ code: 0, stdout: "status: SERVING\n" });
-      const inFlight = port.generate(userRequest("x"), { session: "drain" });
-      await new Promise((r) => setTimeout(r, 200));
+      const inFlight = port.generate(userRequest("x"), { session: "drain", signal: stop.signal }).catch((e: { code: number }) => e.code);
+      await untilRunning(s.address, "drain", 1);
       s.child.kill("SIGTERM");
-      await new Promise((r) => setTimeout(r, 200));
       // Draining: the health service still answers, with NOT_SERVING; new model calls are refused.
+      await untilDraining(s.address);
       expect(await runCli(["health", "--addr", s.address])).toMatchObject({ code: 4, stdout: "status: NOT_SERVING\n" });
       await expect(port.generate(userRequest("x"), { session: "late" })).rejects.toMatchObject({ code: Code.UNAVAILABLE, details: "modelstub is shutting down: it takes no new calls" });
-      // The call in flight completes within the grace period.
-      expect((await inFlight).message?.content).toBe("finally");
+      // The server waits for the call in flight, which ends when its client cancels it.
+      stop.abort();
+      expect(await inFlight).toBe(Code.CANCELLED);
     } finally {
       port.close();
     }
     expect(await s.exit).toBe(0);
     const episode = fromBinary(EpisodeSchema, await readFile(join(recordDir, "drain.episode.binpb")));
-    expect(episode.calls.map((c) => c.outcome)).toEqual([Outcome.OK]);
+    expect(episode.calls.map((c) => c.outcome)).toEqual([Outcome.CANCELLED]);
     const nothing = await runCli(["health", "--addr", s.address, "--timeout", "300ms"]);
     expect(nothing.code).toBe(2);
     expect(nothing.stderr).toContain("cannot connect");
@@ -147,8 +181,8 @@ describe("health", () => {
 
   it("streams SERVING to a Watch, then NOT_SERVING once SIGTERM starts the drain", async () => {
     const script = join(dir, "slow-watch.yaml");
-    await writeFile(script, "entries:\n  - latency: 1s\n    repeat: true\n    reply: finally\n");
-    const s = await startServeProcess(["--script", script, "--grpc", "127.0.0.1:0", "--grace", "5s"]);
+    await writeFile(script, "entries:\n  - latency: 3s\n    repeat: true\n    reply: finally\n");
+    const s = await startServeProcess(["--script", script, "--grpc", "127.0.0.1:0", "--grace", "60s"]);
     const port = createGrpcPort(s.address);
     const client = new HealthClient(s.address, credentials.createInsecure()) as unknown as {
       Watch(request: unknown): ClientReadableStream<HealthCheckResponse>;
@@ -160,9 +194,10 @@ describe("health", () => {
     watch.on("error", () => {});
     try {
       await expect.poll(() => statuses).toEqual(["SERVING"]);
-      // A call in flight holds the drain open long enough for the change to be seen.
+      // A call in flight holds the drain open long enough for the change to be seen, and then
+      // completes: a drain lets calls in flight finish.
       const inFlight = port.generate(userRequest("x"), { session: "watch" });
-      await new Promise((r) => setTimeout(r, 100));
+      await untilRunning(s.address, "watch", 1);
       s.child.kill("SIGTERM");
       await expect.poll(() => statuses).toEqual(["SERVING", "NOT_SERVING"]);
       expect((await inFlight).message?.content).toBe("finally");
@@ -207,7 +242,7 @@ describe("graceful shutdown", () => {
     try {
       for (let i = 0; i < 5; i++) await port.generate(userRequest("x"), { session: `s${i}`, step: "ok" });
       for (let i = 0; i < 5; i++) outcomes.push(port.generate(userRequest("x"), { session: `s${i}`, step: "hang" }).then(() => "ok", (e: { code: number }) => e.code));
-      await new Promise((r) => setTimeout(r, 200));
+      for (let i = 0; i < 5; i++) await untilRunning(s.address, `s${i}`, 1);
       s.child.kill(signal);
       // Cut at the grace deadline: the client sees the server go away, never a scripted answer.
       expect(await Promise.all(outcomes)).toEqual(Array(5).fill(Code.CANCELLED));
@@ -384,10 +419,11 @@ describe("logs", () => {
         await port.generate(userRequest("x"), { session: "a", step: "fast" });
         expect(await code(port.generate(userRequest("x"), { session: "a", step: "fast" }))).toBe(Code.RESOURCE_EXHAUSTED);
         const slow = port.generate(userRequest("x"), { session: "b", step: "slow" });
+        await untilRunning(s.address, "b", 1);
         expect(await code(port.generate(userRequest("x"), { session: "c", step: "fast" }))).toBe(Code.RESOURCE_EXHAUSTED);
         expect((await collect(port.generateStream(userRequest("x"), { session: "bad name!", step: "fast" }))).error).toMatchObject({ code: Code.INVALID_ARGUMENT });
         s.child.kill("SIGTERM");
-        await new Promise((r) => setTimeout(r, 200));
+        await untilDraining(s.address);
         expect(await code(port.generate(userRequest("x"), { session: "late", step: "fast" }))).toBe(Code.UNAVAILABLE);
         expect((await slow).message?.content).toBe("slow");
       } finally {
@@ -486,10 +522,16 @@ describe("configuration", () => {
   };
 
   it("takes a boolean from its variable, and a flag wins: MODELSTUB_QUIET, --quiet, and --log-level over MODELSTUB_QUIET", async () => {
-    expect(callLines(await withServe(["--grpc", "127.0.0.1:0"], { MODELSTUB_QUIET: "1" }, oneCall))).toEqual([]);
-    expect(callLines(await withServe(["--grpc", "127.0.0.1:0", "--quiet"], { MODELSTUB_QUIET: "0" }, oneCall))).toEqual([]);
-    // MODELSTUB_QUIET=1 in a container's environment does not hide an explicit --log-level.
-    expect(callLines(await withServe(["--grpc", "127.0.0.1:0", "--log-level", "info"], { MODELSTUB_QUIET: "1" }, oneCall))).toHaveLength(1);
+    // Three servers side by side: one after another they can outlast the test's time on a loaded machine.
+    const [fromVariable, flagOverVariable, levelOverVariable] = await Promise.all([
+      withServe(["--grpc", "127.0.0.1:0"], { MODELSTUB_QUIET: "1" }, oneCall),
+      withServe(["--grpc", "127.0.0.1:0", "--quiet"], { MODELSTUB_QUIET: "0" }, oneCall),
+      // MODELSTUB_QUIET=1 in a container's environment does not hide an explicit --log-level.
+      withServe(["--grpc", "127.0.0.1:0", "--log-level", "info"], { MODELSTUB_QUIET: "1" }, oneCall),
+    ]);
+    expect(callLines(fromVariable)).toEqual([]);
+    expect(callLines(flagOverVariable)).toEqual([]);
+    expect(callLines(levelOverVariable)).toHaveLength(1);
   });
 
   it("takes an integer from its variable, and its flag wins: MODELSTUB_MAX_SESSIONS and --max-sessions", async () => {

@@ -75,6 +75,14 @@ const corpus: [string, ...string[]][] = [
     "2:12: entries[0].reply: invalid YAML: a `: ` inside an unquoted text starts a mapping (hint: quote the whole text: \"Note: the build is green.\")",
   ],
   [
+    "context-length-over-uint32.yaml",
+    "2:38: models[0].context_length: must be at most 4294967295, got the number 99999999999 (hint: ListModels sends it as modelstub.v1.Model.context_length, a uint32)",
+  ],
+  [
+    "control-character.yaml",
+    "2:18: the script holds the control character U+0007: a script is text, and YAML allows only tabs and line breaks among control characters (hint: remove it, or write it as an escape inside a double-quoted text (\"\\x07\"); a binary file is not a script)",
+  ],
+  [
     "duplicate-key.yaml",
     "4:5: entries[0]: invalid YAML: the key `times` is given twice in this mapping (hint: each key may appear once: remove one of them)",
   ],
@@ -107,6 +115,10 @@ const corpus: [string, ...string[]][] = [
     "4:5: steps.plan: unknown key `entry` (hint: did you mean `entries`?)",
   ],
   [
+    "error-message-lone-surrogate.yaml",
+    "2:39: entries[0].error.message: the message holds half of a UTF-16 surrogate pair, which no status can carry (hint: write the character whole (in YAML, \\U0001F600 for an emoji), or remove the escape)",
+  ],
+  [
     "finish-reason-typo.yaml",
     "2:47: entries[0].reply.finish_reason: expected one of \"stop\", \"length\", \"tool_calls\", \"content_filter\", got the text \"tool_call\" (hint: did you mean \"tool_calls\"?)",
   ],
@@ -116,7 +128,7 @@ const corpus: [string, ...string[]][] = [
   ],
   [
     "invalid-regex.yaml",
-    "2:21: entries[0].match.regex: invalid regex: /read (\\S+/: Unterminated group (hint: match.regex is a JavaScript regex: escape a literal ( ) [ ] { } . * + ? with a backslash)",
+    "2:21: entries[0].match.regex: invalid regex: /read (\\S+/: missing closing ) (hint: match.regex is a JavaScript regex: escape a literal ( ) [ ] { } . * + ? with a backslash)",
   ],
   [
     "json-comment-in-entry.json",
@@ -125,6 +137,10 @@ const corpus: [string, ...string[]][] = [
   [
     "json-comment.json",
     "2:3: invalid JSON: a comment (hint: JSON has no comments: remove it, or write the script as YAML)",
+  ],
+  [
+    "json-nested-too-deep.json",
+    "1:370: entries[0].reply.tool_calls[0].arguments.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a: lists and mappings nest deeper than 64 levels here (hint: a script needs about 9 levels: flatten the data (tool call arguments can also be a JSON text))",
   ],
   [
     "json-times-as-text.json",
@@ -155,6 +171,10 @@ const corpus: [string, ...string[]][] = [
     "6:30: entries[0].reply.tool_calls[0].arguments.path: template uses {{match.fiel}} but the regex has no group named fiel (hint: did you mean {{match.file}}?)",
   ],
   [
+    "nested-too-deep.yaml",
+    "5:254: entries[0].reply.tool_calls[0].arguments.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a: lists and mappings nest deeper than 64 levels here (hint: a script needs about 9 levels: flatten the data (tool call arguments can also be a JSON text))",
+  ],
+  [
     "no-action.yaml",
     "2:5: entries[0]: the entry has no action: expected one of reply, error, timeout or hang (hint: add `reply: ...`, `error: {code: ...}`, `timeout: true` or `hang: true`)",
   ],
@@ -179,8 +199,20 @@ const corpus: [string, ...string[]][] = [
     "2:52: entries[0].latency: per_chunk and chunks_per_second both set the wait between chunks: expected one of them (hint: keep per_chunk for a fixed wait (like 50ms), or chunks_per_second for a rate (like 20))",
   ],
   [
+    "regex-backreference.yaml",
+    "2:21: entries[0].match.regex: invalid regex: \\1 is a backreference, which matching cannot run in linear time (hint: match.regex runs on a linear-time engine (RE2), so no message can stall the server, and it has no backreferences: write the group's pattern again instead of \\1, like (\\w+) (\\w+))",
+  ],
+  [
     "regex-backslash-in-double-quotes.yaml",
     "2:30: entries[0].match.regex: invalid YAML: invalid escape \\d in a double-quoted text (hint: in double quotes a backslash starts an escape: write a regex in single quotes ('\\d+'), or double each backslash)",
+  ],
+  [
+    "regex-lookahead.yaml",
+    "2:21: entries[0].match.regex: invalid regex: (?= starts a lookahead, which matching cannot run in linear time (hint: match.regex runs on a linear-time engine (RE2), so no message can stall the server, and it has no lookarounds: match the text itself and capture the part you need, or put a fixed text in match.contains)",
+  ],
+  [
+    "regex-too-large.yaml",
+    "2:21: entries[0].match.regex: the regex is too large: it compiles to 603 steps, and the most is 500 (matching costs up to that many steps per character) (hint: counts like {1,500} or .{0,300} repeat their part that many times: write + or * instead, or match a shorter part)",
   ],
   [
     "reply-empty.yaml",
@@ -227,6 +259,10 @@ const corpus: [string, ...string[]][] = [
     "3:12: entries[0].times: expected a whole number, got the text \"twice\" (hint: write a number, like 2)",
   ],
   [
+    "times-over-uint32.yaml",
+    "2:12: entries[0].times: must be at most 4294967295, got the number 5000000000 (hint: VerifySession reports the uses left as a uint32; for an entry that never runs out, write repeat: true)",
+  ],
+  [
     "tool-call-without-name.yaml",
     "4:11: entries[0].reply.tool_calls[0].name: is required: expected a text (hint: add `name:` to this mapping)",
   ],
@@ -247,8 +283,32 @@ const corpus: [string, ...string[]][] = [
     "1:1: a script is a mapping with `entries:` or `steps:`, got the text \"Hello, I am a script.\" (hint: start the file with `entries:` and a list of replies)",
   ],
   [
+    "trailer-bin-not-base64.yaml",
+    "5:22: entries[0].error.trailers.x-trace-bin: the value of `x-trace-bin` is not base64: a name ending in -bin carries bytes, written in base64 (hint: write the bytes in base64 (like AAEC, padding optional), or drop -bin from the name for a text value)",
+  ],
+  [
+    "trailer-grpc-status.yaml",
+    "5:9: entries[0].error.trailers: trailer `grpc-status` is reserved: gRPC writes the grpc-* trailers itself, and a scripted one would replace them (hint: set the status with code: and message: of this error)",
+  ],
+  [
+    "trailer-transfer-encoding.yaml",
+    "5:9: entries[0].error.trailers: trailer `transfer-encoding` is not allowed: HTTP/2 forbids connection-specific fields (RFC 9113, 8.2.2) (hint: remove it, or give your trailer another name, like x-transfer-encoding)",
+  ],
+  [
+    "trailer-value-line-break.yaml",
+    "5:19: entries[0].error.trailers.x-reason: the value of `x-reason` holds a line break (\\n) at character 11: trailer values are printable ASCII (hint: use characters from space to ~ only; for bytes or other text, name the trailer with -bin and write the value in base64)",
+  ],
+  [
+    "trailer-value-non-ascii.yaml",
+    "5:19: entries[0].error.trailers.x-reason: the value of `x-reason` holds the non-ASCII character \"é\" (U+00E9) at character 9: trailer values are printable ASCII (hint: use characters from space to ~ only; for bytes or other text, name the trailer with -bin and write the value in base64)",
+  ],
+  [
     "trailer-value-number.yaml",
     "5:25: entries[0].error.trailers.retry-after-ms: expected a text, got the number 100 (hint: quote it to make it a text: \"100\")",
+  ],
+  [
+    "trailer-value-space-at-end.yaml",
+    "5:25: entries[0].error.trailers.retry-after-ms: the value of `retry-after-ms` ends with a space, which HTTP/2 does not allow (RFC 9113, 8.2.1) (hint: remove the space at its ends)",
   ],
   [
     "trailer-with-capitals.yaml",
@@ -335,8 +395,24 @@ const corpus: [string, ...string[]][] = [
     "2:12: entries[0].reply: a {{variable}} must be quoted: unquoted, YAML reads it as a mapping (hint: write \"{{last_user}}\")",
   ],
   [
+    "usage-over-uint32.yaml",
+    "4:30: entries[0].reply.usage.input_tokens: must be at most 2147483647, got the number 5000000000 (hint: input and output tokens add up to total_tokens, a uint32 of modelstub.v1.Usage, so each count is at most half its range)",
+  ],
+  [
     "version-two.yaml",
     "1:10: version: expected 1, got the number 2 (hint: 1 is the only version of the format so far)",
+  ],
+  [
+    "yaml-alias-bomb.yaml",
+    "6:8: f[0]: the aliases stand for more than 524288 characters (512 KiB) of script together: an alias bomb? (hint: each alias repeats its anchor's value, aliases inside that value included: use fewer or smaller aliases, or write the values out)",
+  ],
+  [
+    "yaml-alias-inside-its-anchor.yaml",
+    "6:37: entries[0].reply.tool_calls[0].arguments.again: the alias *args is inside the value its anchor &args marks, so it would repeat itself forever (hint: an alias can repeat only a value that ends before it: move it out of that value)",
+  ],
+  [
+    "yaml-unresolved-alias.yaml",
+    "2:14: entries[0].latency: the alias *slow has no anchor &slow before it (hint: put &slow before the value to repeat, above this alias (like `latency: &slow 250ms`), or check the spelling)",
   ],
 
 ];

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file modelstub/v1/control.proto.
  */
 export const file_modelstub_v1_control: GenFile = /*@__PURE__*/
-  fileDesc("Chptb2RlbHN0dWIvdjEvY29udHJvbC5wcm90bxIMbW9kZWxzdHViLnYxIkkKEUxvYWRTY3JpcHRSZXF1ZXN0Eg8KB3Nlc3Npb24YASABKAkSDgoGc2NyaXB0GAIgASgJEhMKC3NvdXJjZV9uYW1lGAMgASgJIiUKEkxvYWRTY3JpcHRSZXNwb25zZRIPCgdlbnRyaWVzGAEgASgNIiQKEUdldEVwaXNvZGVSZXF1ZXN0Eg8KB3Nlc3Npb24YASABKAkiUwoSR2V0RXBpc29kZVJlc3BvbnNlEiYKB2VwaXNvZGUYASABKAsyFS5tb2RlbHN0dWIudjEuRXBpc29kZRIVCg1lcGlzb2RlX2JpbnBiGAIgASgMIiYKE1Jlc2V0U2Vzc2lvblJlcXVlc3QSDwoHc2Vzc2lvbhgBIAEoCSIlChRSZXNldFNlc3Npb25SZXNwb25zZRINCgVjYWxscxgBIAEoDSInChRWZXJpZnlTZXNzaW9uUmVxdWVzdBIPCgdzZXNzaW9uGAEgASgJIkAKC1VudXNlZEVudHJ5Eg0KBWVudHJ5GAEgASgJEhEKCXJlbWFpbmluZxgCIAEoDRIPCgdzdW1tYXJ5GAMgASgJImYKFVZlcmlmeVNlc3Npb25SZXNwb25zZRIRCglzYXRpc2ZpZWQYASABKAgSKQoGdW51c2VkGAIgAygLMhkubW9kZWxzdHViLnYxLlVudXNlZEVudHJ5Eg8KB21lc3NhZ2UYAyABKAkiFQoTTGlzdFNlc3Npb25zUmVxdWVzdCI/CgtTZXNzaW9uSW5mbxIMCgRuYW1lGAEgASgJEg0KBWNhbGxzGAIgASgNEhMKC3NjcmlwdF9uYW1lGAMgASgJIkMKFExpc3RTZXNzaW9uc1Jlc3BvbnNlEisKCHNlc3Npb25zGAEgAygLMhkubW9kZWxzdHViLnYxLlNlc3Npb25JbmZvMroDCg5Db250cm9sU2VydmljZRJPCgpMb2FkU2NyaXB0Eh8ubW9kZWxzdHViLnYxLkxvYWRTY3JpcHRSZXF1ZXN0GiAubW9kZWxzdHViLnYxLkxvYWRTY3JpcHRSZXNwb25zZRJPCgpHZXRFcGlzb2RlEh8ubW9kZWxzdHViLnYxLkdldEVwaXNvZGVSZXF1ZXN0GiAubW9kZWxzdHViLnYxLkdldEVwaXNvZGVSZXNwb25zZRJVCgxSZXNldFNlc3Npb24SIS5tb2RlbHN0dWIudjEuUmVzZXRTZXNzaW9uUmVxdWVzdBoiLm1vZGVsc3R1Yi52MS5SZXNldFNlc3Npb25SZXNwb25zZRJYCg1WZXJpZnlTZXNzaW9uEiIubW9kZWxzdHViLnYxLlZlcmlmeVNlc3Npb25SZXF1ZXN0GiMubW9kZWxzdHViLnYxLlZlcmlmeVNlc3Npb25SZXNwb25zZRJVCgxMaXN0U2Vzc2lvbnMSIS5tb2RlbHN0dWIudjEuTGlzdFNlc3Npb25zUmVxdWVzdBoiLm1vZGVsc3R1Yi52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZWIGcHJvdG8z", [file_modelstub_v1_episode]);
+  fileDesc("Chptb2RlbHN0dWIvdjEvY29udHJvbC5wcm90bxIMbW9kZWxzdHViLnYxIkkKEUxvYWRTY3JpcHRSZXF1ZXN0Eg8KB3Nlc3Npb24YASABKAkSDgoGc2NyaXB0GAIgASgJEhMKC3NvdXJjZV9uYW1lGAMgASgJIiUKEkxvYWRTY3JpcHRSZXNwb25zZRIPCgdlbnRyaWVzGAEgASgNIjgKEUdldEVwaXNvZGVSZXF1ZXN0Eg8KB3Nlc3Npb24YASABKAkSEgoKYnl0ZXNfb25seRgCIAEoCCJTChJHZXRFcGlzb2RlUmVzcG9uc2USJgoHZXBpc29kZRgBIAEoCzIVLm1vZGVsc3R1Yi52MS5FcGlzb2RlEhUKDWVwaXNvZGVfYmlucGIYAiABKAwiJwoURXhwb3J0RXBpc29kZVJlcXVlc3QSDwoHc2Vzc2lvbhgBIAEoCSJKChVFeHBvcnRFcGlzb2RlUmVzcG9uc2USDQoFY2h1bmsYASABKAwSEwoLdG90YWxfYnl0ZXMYAiABKA0SDQoFY2FsbHMYAyABKA0iJgoTUmVzZXRTZXNzaW9uUmVxdWVzdBIPCgdzZXNzaW9uGAEgASgJIiUKFFJlc2V0U2Vzc2lvblJlc3BvbnNlEg0KBWNhbGxzGAEgASgNIicKFERlbGV0ZVNlc3Npb25SZXF1ZXN0Eg8KB3Nlc3Npb24YASABKAkiJgoVRGVsZXRlU2Vzc2lvblJlc3BvbnNlEg0KBWNhbGxzGAEgASgNIicKFFZlcmlmeVNlc3Npb25SZXF1ZXN0Eg8KB3Nlc3Npb24YASABKAkiQAoLVW51c2VkRW50cnkSDQoFZW50cnkYASABKAkSEQoJcmVtYWluaW5nGAIgASgNEg8KB3N1bW1hcnkYAyABKAkiZgoVVmVyaWZ5U2Vzc2lvblJlc3BvbnNlEhEKCXNhdGlzZmllZBgBIAEoCBIpCgZ1bnVzZWQYAiADKAsyGS5tb2RlbHN0dWIudjEuVW51c2VkRW50cnkSDwoHbWVzc2FnZRgDIAEoCSIVChNMaXN0U2Vzc2lvbnNSZXF1ZXN0IlAKC1Nlc3Npb25JbmZvEgwKBG5hbWUYASABKAkSDQoFY2FsbHMYAiABKA0SEwoLc2NyaXB0X25hbWUYAyABKAkSDwoHcnVubmluZxgEIAEoDSJDChRMaXN0U2Vzc2lvbnNSZXNwb25zZRIrCghzZXNzaW9ucxgBIAMoCzIZLm1vZGVsc3R1Yi52MS5TZXNzaW9uSW5mbzLwBAoOQ29udHJvbFNlcnZpY2USTwoKTG9hZFNjcmlwdBIfLm1vZGVsc3R1Yi52MS5Mb2FkU2NyaXB0UmVxdWVzdBogLm1vZGVsc3R1Yi52MS5Mb2FkU2NyaXB0UmVzcG9uc2USTwoKR2V0RXBpc29kZRIfLm1vZGVsc3R1Yi52MS5HZXRFcGlzb2RlUmVxdWVzdBogLm1vZGVsc3R1Yi52MS5HZXRFcGlzb2RlUmVzcG9uc2USWgoNRXhwb3J0RXBpc29kZRIiLm1vZGVsc3R1Yi52MS5FeHBvcnRFcGlzb2RlUmVxdWVzdBojLm1vZGVsc3R1Yi52MS5FeHBvcnRFcGlzb2RlUmVzcG9uc2UwARJVCgxSZXNldFNlc3Npb24SIS5tb2RlbHN0dWIudjEuUmVzZXRTZXNzaW9uUmVxdWVzdBoiLm1vZGVsc3R1Yi52MS5SZXNldFNlc3Npb25SZXNwb25zZRJYCg1EZWxldGVTZXNzaW9uEiIubW9kZWxzdHViLnYxLkRlbGV0ZVNlc3Npb25SZXF1ZXN0GiMubW9kZWxzdHViLnYxLkRlbGV0ZVNlc3Npb25SZXNwb25zZRJYCg1WZXJpZnlTZXNzaW9uEiIubW9kZWxzdHViLnYxLlZlcmlmeVNlc3Npb25SZXF1ZXN0GiMubW9kZWxzdHViLnYxLlZlcmlmeVNlc3Npb25SZXNwb25zZRJVCgxMaXN0U2Vzc2lvbnMSIS5tb2RlbHN0dWIudjEuTGlzdFNlc3Npb25zUmVxdWVzdBoiLm1vZGVsc3R1Yi52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZWIGcHJvdG8z", [file_modelstub_v1_episode]);
 
 /**
  * @generated from message modelstub.v1.LoadScriptRequest
@@ -70,6 +70,14 @@ export type GetEpisodeRequest = Message<"modelstub.v1.GetEpisodeRequest"> & {
    * @generated from field: string session = 1;
    */
   session: string;
+
+  /**
+   * Answer episode_binpb only and leave episode unset: the response is then the episode's size
+   * (plus a few bytes) instead of twice it. Servers older than this field ignore it and answer both.
+   *
+   * @generated from field: bool bytes_only = 2;
+   */
+  bytesOnly: boolean;
 };
 
 /**
@@ -104,6 +112,65 @@ export const GetEpisodeResponseSchema: GenMessage<GetEpisodeResponse> = /*@__PUR
   messageDesc(file_modelstub_v1_control, 3);
 
 /**
+ * @generated from message modelstub.v1.ExportEpisodeRequest
+ */
+export type ExportEpisodeRequest = Message<"modelstub.v1.ExportEpisodeRequest"> & {
+  /**
+   * The session to export; empty means "default". A session the server has not seen exports its
+   * empty episode, as GetEpisode answers it.
+   *
+   * @generated from field: string session = 1;
+   */
+  session: string;
+};
+
+/**
+ * Describes the message modelstub.v1.ExportEpisodeRequest.
+ * Use `create(ExportEpisodeRequestSchema)` to create a new message.
+ */
+export const ExportEpisodeRequestSchema: GenMessage<ExportEpisodeRequest> = /*@__PURE__*/
+  messageDesc(file_modelstub_v1_control, 4);
+
+/**
+ * ExportEpisodeResponse is one piece of the export. Concatenated in order, the chunks are the
+ * episode's deterministic bytes, exactly GetEpisodeResponse.episode_binpb at the same moment.
+ *
+ * @generated from message modelstub.v1.ExportEpisodeResponse
+ */
+export type ExportEpisodeResponse = Message<"modelstub.v1.ExportEpisodeResponse"> & {
+  /**
+   * The next bytes of the episode, at most 1 MiB (1048576 bytes): a quarter of the default 4 MiB
+   * client receive limit, leaving room for framing. The last chunk may be shorter.
+   *
+   * @generated from field: bytes chunk = 1;
+   */
+  chunk: Uint8Array;
+
+  /**
+   * The size of the whole episode in bytes, set on the first message only (0 on later ones), so
+   * a client can preallocate and check that it received everything. uint32 is enough: an Episode
+   * is one protobuf message, and those stay under 2 GiB.
+   *
+   * @generated from field: uint32 total_bytes = 2;
+   */
+  totalBytes: number;
+
+  /**
+   * How many calls the exported episode holds; set on the first message only (0 on later ones).
+   *
+   * @generated from field: uint32 calls = 3;
+   */
+  calls: number;
+};
+
+/**
+ * Describes the message modelstub.v1.ExportEpisodeResponse.
+ * Use `create(ExportEpisodeResponseSchema)` to create a new message.
+ */
+export const ExportEpisodeResponseSchema: GenMessage<ExportEpisodeResponse> = /*@__PURE__*/
+  messageDesc(file_modelstub_v1_control, 5);
+
+/**
  * @generated from message modelstub.v1.ResetSessionRequest
  */
 export type ResetSessionRequest = Message<"modelstub.v1.ResetSessionRequest"> & {
@@ -118,7 +185,7 @@ export type ResetSessionRequest = Message<"modelstub.v1.ResetSessionRequest"> & 
  * Use `create(ResetSessionRequestSchema)` to create a new message.
  */
 export const ResetSessionRequestSchema: GenMessage<ResetSessionRequest> = /*@__PURE__*/
-  messageDesc(file_modelstub_v1_control, 4);
+  messageDesc(file_modelstub_v1_control, 6);
 
 /**
  * @generated from message modelstub.v1.ResetSessionResponse
@@ -137,7 +204,45 @@ export type ResetSessionResponse = Message<"modelstub.v1.ResetSessionResponse"> 
  * Use `create(ResetSessionResponseSchema)` to create a new message.
  */
 export const ResetSessionResponseSchema: GenMessage<ResetSessionResponse> = /*@__PURE__*/
-  messageDesc(file_modelstub_v1_control, 5);
+  messageDesc(file_modelstub_v1_control, 7);
+
+/**
+ * @generated from message modelstub.v1.DeleteSessionRequest
+ */
+export type DeleteSessionRequest = Message<"modelstub.v1.DeleteSessionRequest"> & {
+  /**
+   * The session to delete; empty means "default".
+   *
+   * @generated from field: string session = 1;
+   */
+  session: string;
+};
+
+/**
+ * Describes the message modelstub.v1.DeleteSessionRequest.
+ * Use `create(DeleteSessionRequestSchema)` to create a new message.
+ */
+export const DeleteSessionRequestSchema: GenMessage<DeleteSessionRequest> = /*@__PURE__*/
+  messageDesc(file_modelstub_v1_control, 8);
+
+/**
+ * @generated from message modelstub.v1.DeleteSessionResponse
+ */
+export type DeleteSessionResponse = Message<"modelstub.v1.DeleteSessionResponse"> & {
+  /**
+   * Calls recorded in the episode that the deletion closed, cut-off calls included.
+   *
+   * @generated from field: uint32 calls = 1;
+   */
+  calls: number;
+};
+
+/**
+ * Describes the message modelstub.v1.DeleteSessionResponse.
+ * Use `create(DeleteSessionResponseSchema)` to create a new message.
+ */
+export const DeleteSessionResponseSchema: GenMessage<DeleteSessionResponse> = /*@__PURE__*/
+  messageDesc(file_modelstub_v1_control, 9);
 
 /**
  * @generated from message modelstub.v1.VerifySessionRequest
@@ -154,7 +259,7 @@ export type VerifySessionRequest = Message<"modelstub.v1.VerifySessionRequest"> 
  * Use `create(VerifySessionRequestSchema)` to create a new message.
  */
 export const VerifySessionRequestSchema: GenMessage<VerifySessionRequest> = /*@__PURE__*/
-  messageDesc(file_modelstub_v1_control, 6);
+  messageDesc(file_modelstub_v1_control, 10);
 
 /**
  * UnusedEntry is a script entry that can still answer.
@@ -185,7 +290,7 @@ export type UnusedEntry = Message<"modelstub.v1.UnusedEntry"> & {
  * Use `create(UnusedEntrySchema)` to create a new message.
  */
 export const UnusedEntrySchema: GenMessage<UnusedEntry> = /*@__PURE__*/
-  messageDesc(file_modelstub_v1_control, 7);
+  messageDesc(file_modelstub_v1_control, 11);
 
 /**
  * @generated from message modelstub.v1.VerifySessionResponse
@@ -214,7 +319,7 @@ export type VerifySessionResponse = Message<"modelstub.v1.VerifySessionResponse"
  * Use `create(VerifySessionResponseSchema)` to create a new message.
  */
 export const VerifySessionResponseSchema: GenMessage<VerifySessionResponse> = /*@__PURE__*/
-  messageDesc(file_modelstub_v1_control, 8);
+  messageDesc(file_modelstub_v1_control, 12);
 
 /**
  * @generated from message modelstub.v1.ListSessionsRequest
@@ -227,7 +332,7 @@ export type ListSessionsRequest = Message<"modelstub.v1.ListSessionsRequest"> & 
  * Use `create(ListSessionsRequestSchema)` to create a new message.
  */
 export const ListSessionsRequestSchema: GenMessage<ListSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_modelstub_v1_control, 9);
+  messageDesc(file_modelstub_v1_control, 13);
 
 /**
  * @generated from message modelstub.v1.SessionInfo
@@ -239,6 +344,8 @@ export type SessionInfo = Message<"modelstub.v1.SessionInfo"> & {
   name: string;
 
   /**
+   * Calls recorded in the session's open episode.
+   *
    * @generated from field: uint32 calls = 2;
    */
   calls: number;
@@ -247,6 +354,14 @@ export type SessionInfo = Message<"modelstub.v1.SessionInfo"> & {
    * @generated from field: string script_name = 3;
    */
   scriptName: string;
+
+  /**
+   * Calls running right now in the session's open episode (not yet recorded): a test can wait
+   * for a call to have reached the server before it acts, instead of sleeping.
+   *
+   * @generated from field: uint32 running = 4;
+   */
+  running: number;
 };
 
 /**
@@ -254,7 +369,7 @@ export type SessionInfo = Message<"modelstub.v1.SessionInfo"> & {
  * Use `create(SessionInfoSchema)` to create a new message.
  */
 export const SessionInfoSchema: GenMessage<SessionInfo> = /*@__PURE__*/
-  messageDesc(file_modelstub_v1_control, 10);
+  messageDesc(file_modelstub_v1_control, 14);
 
 /**
  * @generated from message modelstub.v1.ListSessionsResponse
@@ -271,7 +386,7 @@ export type ListSessionsResponse = Message<"modelstub.v1.ListSessionsResponse"> 
  * Use `create(ListSessionsResponseSchema)` to create a new message.
  */
 export const ListSessionsResponseSchema: GenMessage<ListSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_modelstub_v1_control, 11);
+  messageDesc(file_modelstub_v1_control, 15);
 
 /**
  * ControlService manages sessions: their scripts, episodes and verification.
@@ -291,7 +406,10 @@ export const ControlService: GenService<{
     output: typeof LoadScriptResponseSchema;
   },
   /**
-   * GetEpisode returns a session's episode and its deterministic bytes.
+   * GetEpisode returns a session's episode and its deterministic bytes. The response carries the
+   * episode twice (decoded and as bytes), so it is about twice the episode's size: past 2 MiB of
+   * episode it exceeds the 4 MiB a gRPC client (grpc-go, grpcio, grpc-js) accepts by default and
+   * the client fails with RESOURCE_EXHAUSTED. Set bytes_only to halve it, or use ExportEpisode.
    *
    * @generated from rpc modelstub.v1.ControlService.GetEpisode
    */
@@ -299,6 +417,19 @@ export const ControlService: GenService<{
     methodKind: "unary";
     input: typeof GetEpisodeRequestSchema;
     output: typeof GetEpisodeResponseSchema;
+  },
+  /**
+   * ExportEpisode streams a session's deterministic episode bytes in consecutive chunks of at most
+   * 1 MiB, so an episode of any size (up to the server's --max-episode-bytes) reaches a client
+   * that keeps the default 4 MiB receive limit. The chunks are cut from one snapshot taken when the
+   * call starts: calls recorded meanwhile are not in it. Token and session rules are GetEpisode's.
+   *
+   * @generated from rpc modelstub.v1.ControlService.ExportEpisode
+   */
+  exportEpisode: {
+    methodKind: "server_streaming";
+    input: typeof ExportEpisodeRequestSchema;
+    output: typeof ExportEpisodeResponseSchema;
   },
   /**
    * ResetSession rewinds a session's cursors and starts a new episode (writing the old one to
@@ -310,6 +441,20 @@ export const ControlService: GenService<{
     methodKind: "unary";
     input: typeof ResetSessionRequestSchema;
     output: typeof ResetSessionResponseSchema;
+  },
+  /**
+   * DeleteSession closes a session's episode like ResetSession (calls running in it are cut off
+   * with CANCELLED and recorded in it; it is written to the record directory, when the server has
+   * one) and then forgets the session, freeing its slot under the server's --max-sessions. A call
+   * that names the session afterwards opens it afresh, with a new episode. A session the server
+   * does not keep answers NOT_FOUND.
+   *
+   * @generated from rpc modelstub.v1.ControlService.DeleteSession
+   */
+  deleteSession: {
+    methodKind: "unary";
+    input: typeof DeleteSessionRequestSchema;
+    output: typeof DeleteSessionResponseSchema;
   },
   /**
    * VerifySession lists the script entries a session has not used yet.

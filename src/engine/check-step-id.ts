@@ -1,0 +1,54 @@
+import type { CallStatus } from "./compile-script.js";
+import { Code } from "./status-code.js";
+
+/**
+ * The step id grammar, shared by scripts (their `steps` keys) and requests (`step_id`,
+ * `x-modelstub-step`): step ids travel in gRPC metadata and HTTP headers, so they stay plain.
+ */
+export const stepIdPattern = /^[A-Za-z0-9._:/-]{1,128}$/;
+
+/** The grammar in words, for messages. */
+export const stepIdGrammar = "step ids are 1 to 128 characters of A-Z a-z 0-9 . _ : / -";
+
+const allowed = /^[A-Za-z0-9._:/-]$/;
+
+/** `";" (U+003B)`: the character as JSON shows it, and its code point, so spaces and look-alikes are plain. */
+function describeCharacter(c: string): string {
+  return `${JSON.stringify(c)} (U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")})`;
+}
+
+/** What breaks the grammar in `id`, as a clause: its first bad character, its length, or both. */
+function whatIsWrong(id: string): string {
+  const chars = [...id];
+  const problems: string[] = [];
+  const bad = chars.findIndex((c) => !allowed.test(c));
+  if (bad >= 0) problems.push(`character ${bad + 1} is ${describeCharacter(chars[bad]!)}`);
+  if (chars.length > 128) problems.push(`it is ${chars.length} characters long`);
+  return problems.join(" and ");
+}
+
+/**
+ * Checks a step id a request names, `where` saying which field or header carried it (like
+ * `the request's step_id`). An empty id means "no step" and passes. A malformed one is refused
+ * before the call runs (INVALID_ARGUMENT, recorded in no episode), as a bad session name is:
+ * no script can have such a step, and answering NOT_FOUND would record a client's bug as a
+ * script miss.
+ */
+export function checkStepId(id: string, where: string): CallStatus | undefined {
+  if (id === "" || stepIdPattern.test(id)) return undefined;
+  // A refused id can be any length: the message keeps as much of it as a session name's does.
+  const shown = id.length > 140 ? `${JSON.stringify(id.slice(0, 140))}...` : JSON.stringify(id);
+  return {
+    code: Code.INVALID_ARGUMENT,
+    message: `invalid step id ${shown} in ${where}: ${whatIsWrong(id)}; ${stepIdGrammar}`,
+    trailers: [],
+  };
+}
+
+/**
+ * Checks both step ids a call may carry, the request's `step_id` field and the
+ * `x-modelstub-step` key, sent as gRPC metadata or as an HTTP header (`carrier`).
+ */
+export function checkStepIds(fromRequest: string, fromKey: string, carrier: "metadata" | "header"): CallStatus | undefined {
+  return checkStepId(fromRequest, "the request's step_id") ?? checkStepId(fromKey, `${carrier} x-modelstub-step`);
+}

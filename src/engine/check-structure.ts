@@ -1,0 +1,113 @@
+import { isAlias, isCollection, isPair, type Document, type Node as YamlNode } from "yaml";
+import { maxAliasedChars, maxAliases, maxNestingDepth } from "./script-limits.js";
+
+/*
+ * Checks of a parsed YAML document that must come before anything walks it recursively
+ * (visit, toJS, zod, the compiler): 5,000 nested brackets overflow the stack, an alias bomb
+ * expands a few lines into billions of values, an alias inside its own anchor makes a cycle,
+ * and an alias without an anchor makes toJS throw. Each walk here keeps its own stack.
+ */
+
+/** A problem with the document's shape, at an offset of its text. */
+export interface StructureProblem {
+  offset: number;
+  message: string;
+  hint: string;
+}
+
+const startOf = (node: YamlNode) => node.range?.[0] ?? 0;
+
+/** Pushes the children of a collection or pair so that they pop in file order. */
+function pushChildren<T>(stack: T[], node: unknown, wrap: (child: unknown) => T): void {
+  if (isPair(node)) {
+    stack.push(wrap(node.value), wrap(node.key));
+  } else if (isCollection(node)) {
+    for (let i = node.items.length - 1; i >= 0; i--) stack.push(wrap(node.items[i]));
+  }
+}
+
+/** The first list or mapping nested deeper than maxNestingDepth, in file order. */
+export function findTooDeep(doc: Document): StructureProblem | undefined {
+  const stack: { node: unknown; depth: number }[] = [{ node: doc.contents, depth: 0 }];
+  while (stack.length > 0) {
+    const { node, depth } = stack.pop()!;
+    if (isCollection(node)) {
+      if (depth + 1 > maxNestingDepth) {
+        return {
+          offset: startOf(node),
+          message: `lists and mappings nest deeper than ${maxNestingDepth} levels here`,
+          hint: "a script needs about 9 levels: flatten the data (tool call arguments can also be a JSON text)",
+        };
+      }
+      pushChildren(stack, node, (child) => ({ node: child, depth: depth + 1 }));
+    } else if (isPair(node)) {
+      pushChildren(stack, node, (child) => ({ node: child, depth }));
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Problems with the document's aliases (`*name`): more than maxAliases, one with no anchor
+ * (`&name`) before it, one inside the value its anchor names, or all of them standing for more
+ * than maxAliasedChars of script text together (counted the way they expand: an alias to a
+ * value that holds aliases stands for those too). Anchors resolve as the yaml library resolves
+ * them: the last node with that anchor before the alias.
+ */
+export function checkAliases(doc: Document): StructureProblem[] {
+  const problems: StructureProblem[] = [];
+  const anchors = new Map<string, YamlNode>();
+  // What the aliases inside an anchored value add when it is expanded.
+  const added = new Map<YamlNode, number>();
+  const open: YamlNode[] = [];
+  let aliases = 0;
+  let expanded = 0;
+  const stack: { node: unknown; exit?: true }[] = [{ node: doc.contents }];
+  while (stack.length > 0) {
+    const { node, exit } = stack.pop()!;
+    if (exit) {
+      open.pop();
+      continue;
+    }
+    if (isAlias(node)) {
+      const name = node.source;
+      if (++aliases > maxAliases) {
+        problems.push({ offset: startOf(node), message: `the script uses more than ${maxAliases} aliases (*name)`, hint: "write the values out, or share fewer of them" });
+        return problems;
+      }
+      const target = anchors.get(name);
+      if (!target) {
+        problems.push({ offset: startOf(node), message: `the alias *${name} has no anchor &${name} before it`, hint: `put &${name} before the value to repeat, above this alias (like \`latency: &${name} 250ms\`), or check the spelling` });
+        continue;
+      }
+      if (open.includes(target)) {
+        problems.push({ offset: startOf(node), message: `the alias *${name} is inside the value its anchor &${name} marks, so it would repeat itself forever`, hint: "an alias can repeat only a value that ends before it: move it out of that value" });
+        continue;
+      }
+      const weight = (target.range ? target.range[1] - target.range[0] : 0) + (added.get(target) ?? 0);
+      expanded += weight;
+      for (const o of open) added.set(o, (added.get(o) ?? 0) + weight);
+      if (expanded > maxAliasedChars) {
+        problems.push({
+          offset: startOf(node),
+          message: `the aliases stand for more than ${maxAliasedChars} characters (${maxAliasedChars / 1024} KiB) of script together: an alias bomb?`,
+          hint: "each alias repeats its anchor's value, aliases inside that value included: use fewer or smaller aliases, or write the values out",
+        });
+        return problems;
+      }
+      continue;
+    }
+    if (isPair(node)) {
+      pushChildren(stack, node, (child) => ({ node: child }));
+      continue;
+    }
+    const anchor = (node as { anchor?: string } | null)?.anchor;
+    if (anchor) anchors.set(anchor, node as YamlNode);
+    if (isCollection(node)) {
+      open.push(node);
+      stack.push({ node, exit: true });
+      pushChildren(stack, node, (child) => ({ node: child }));
+    }
+  }
+  return problems;
+}

@@ -1,0 +1,245 @@
+import { request as httpRequest, type ClientRequest } from "node:http";
+import { connect, constants, type ClientHttp2Stream } from "node:http2";
+import { existsSync, readFileSync } from "node:fs";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ListSessionsResponse } from "../../gen/modelstub/v1/control_pb.js";
+import { EpisodeSchema, Outcome } from "../../gen/modelstub/v1/episode_pb.js";
+import { GenerateStreamRequestSchema, Role } from "../../gen/modelstub/v1/model_pb.js";
+import { createVirtualClock } from "../../src/engine/clock.js";
+import { createStub } from "../../src/engine/create-stub.js";
+import { defaultScript } from "../../src/engine/default-script.js";
+import { loadScriptText } from "../../src/engine/load-script.js";
+import { maxStreamFrames } from "../../src/engine/run-call.js";
+import { splitChunks } from "../../src/engine/split-chunks.js";
+import { createControlClient, type ControlClient } from "../../src/port/control-client.js";
+import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { createInProcessPort } from "../../src/port/in-process-port.js";
+import { collect, userRequest } from "../support/requests.js";
+import { startServeProcess } from "../support/run-cli.js";
+
+/*
+ * Issue 12, finding 1: GenerateStream kept writing when call.write() said the buffer was full,
+ * and a reply echoed in words became hundreds of thousands of frames. 64 streams on one
+ * connection, each echoing ~960 KB to a client that never read, took the server's heap past its
+ * limit (8 of them: +816 MB), and a normal call waited 33-45 s meanwhile. The SSE front wrote the
+ * same way. Now every streaming path waits for the reader (back-pressure), a call holds at most
+ * 64 KiB of frames in transport buffers plus the frame that crossed it, and a reply is sent in
+ * at most 4096 frames (README, "Streams and slow readers").
+ *
+ * The server runs as a child process so its RSS is its own. Before the fix the gRPC case grew
+ * past the bound within seconds (the calls completed at once, everything queued in buffers).
+ */
+
+/** ~960 KB of user message in 5-letter words: ~192,000 word chunks, a frame each before the fix. */
+const echo = `PROBE-ECHO ${"word ".repeat(192_000)}`;
+
+/**
+ * ~960 KB of words of control characters for SSE, which JSON writes as six bytes each (`\u0001`):
+ * ~5.8 MB of events per reply, more than loopback's socket buffers take from a reader that never
+ * reads (about 4 MB here), so the server's own back-pressure is what holds the call.
+ */
+const sseEcho = `PROBE-ECHO ${"\u0001".repeat(5).concat(" ").repeat(160_000)}`;
+
+/** The most the server's RSS may grow while the stalled streams hold: 16 MiB per gRPC stream. */
+const grpcBoundMb = 1024;
+/** The same for the 16 SSE streams: 32 MiB each. */
+const sseBoundMb = 512;
+
+/** The server's resident set, in MB, as the kernel counts it. */
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return Number(m![1]) / 1024;
+}
+
+/** A GenerateStream request as gRPC frames it on the wire: a 5-byte prefix, then the message. */
+function grpcMessage(content: string): Buffer {
+  const body = toBinary(GenerateStreamRequestSchema, create(GenerateStreamRequestSchema, { messages: [{ role: Role.USER, content }] }));
+  const out = Buffer.alloc(5 + body.length);
+  out.writeUInt32BE(body.length, 1);
+  out.set(body, 5);
+  return out;
+}
+
+async function running(control: ControlClient, session: string): Promise<number> {
+  const r = await control.call<ListSessionsResponse>("ListSessions", {});
+  return r.sessions.find((s) => s.name === session)?.running ?? 0;
+}
+
+/**
+ * Polls until `done` holds or the server's RSS grows past `boundMb` (no point waiting for a
+ * server that is eating memory), or `timeoutMs` passes. Returns the largest growth seen.
+ */
+async function watch(pid: number, baseMb: number, boundMb: number, done: () => Promise<boolean>, timeoutMs: number): Promise<number> {
+  let peak = 0;
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    peak = Math.max(peak, rssMb(pid) - baseMb);
+    if (peak > boundMb || (await done()) || Date.now() > end) return peak;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+let cleanup: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanup.splice(0)) c();
+});
+
+async function startServer() {
+  // Requests up to 8 MiB: the SSE request carries its control characters escaped.
+  const server = await startServeProcess(["--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--log-level", "warn", "--max-message-bytes", "8388608"]);
+  cleanup.push(() => server.child.kill("SIGKILL"));
+  // The HTTP line follows the gRPC one.
+  let http: string | undefined;
+  for (let i = 0; i < 100 && !http; i++) {
+    http = /HTTP listening on (\S+)/.exec(server.output().stdout)?.[1];
+    if (!http) await new Promise((r) => setTimeout(r, 50));
+  }
+  const control = createControlClient(server.address);
+  cleanup.push(() => control.close());
+  // Let start-up settle before taking the base figure.
+  await new Promise((r) => setTimeout(r, 300));
+  return { ...server, http: http!, control, pid: server.child.pid!, baseMb: rssMb(server.child.pid!) };
+}
+
+// RSS is read from /proc: Linux only.
+describe.skipIf(!existsSync("/proc/self/status"))("streams to readers that stop reading", () => {
+  it("hold 64 stalled GenerateStream calls of 960 KB on one connection in bounded memory, and release them on cancel", async () => {
+    const server = await startServer();
+    const session = connect(`http://${server.address}`);
+    cleanup.push(() => session.destroy());
+    session.on("error", () => {});
+    const message = grpcMessage(echo);
+    const streams: ClientHttp2Stream[] = [];
+    for (let i = 0; i < 64; i++) {
+      const s = session.request({ ":method": "POST", ":path": "/modelstub.v1.ModelService/GenerateStream", "content-type": "application/grpc", te: "trailers", "x-modelstub-session": "stalled" });
+      s.on("error", () => {});
+      s.end(message);
+      // Never read: the stream's HTTP/2 window closes after 64 KiB and stays closed.
+      s.pause();
+      streams.push(s);
+    }
+
+    // Every call is running, held by its reader: none has finished its reply.
+    const peak = await watch(server.pid, server.baseMb, grpcBoundMb, async () => (await running(server.control, "stalled")) === 64, 60_000);
+    expect(peak).toBeLessThan(grpcBoundMb);
+    expect(await running(server.control, "stalled")).toBe(64);
+    await new Promise((r) => setTimeout(r, 1000));
+    const held = rssMb(server.pid) - server.baseMb;
+    expect(held).toBeLessThan(grpcBoundMb);
+
+    // A normal call on another connection answers at once.
+    const port = createGrpcPort(server.address);
+    cleanup.push(() => port.close());
+    const started = performance.now();
+    const reply = await port.generate(userRequest("PROBE-ECHO hi"), { session: "bystander", timeoutMs: 10_000 });
+    const tookMs = performance.now() - started;
+    expect(reply.message?.content).toBe("PROBE-ECHO ok: PROBE-ECHO hi");
+    expect(tookMs).toBeLessThan(2000);
+    console.log(`64 stalled gRPC streams of 960 KB: RSS +${peak.toFixed(0)} MB at most, +${held.toFixed(0)} MB held; a normal call took ${tookMs.toFixed(0)} ms`);
+
+    // The clients cancel: every call ends and lets go of its stream.
+    for (const s of streams) s.close(constants.NGHTTP2_CANCEL);
+    await expect.poll(() => running(server.control, "stalled"), { timeout: 15_000 }).toBe(0);
+  }, 120_000);
+
+  it("hold 16 stalled SSE streams of 960 KB in bounded memory, and release them when the clients go", async () => {
+    const server = await startServer();
+    const body = JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: sseEcho }] });
+    const requests: ClientRequest[] = [];
+    let answered = 0;
+    for (let i = 0; i < 16; i++) {
+      const url = new URL("/v1/chat/completions", server.http);
+      const req = httpRequest(url, { method: "POST", agent: false, headers: { "content-type": "application/json", "x-modelstub-session": "stalled" } }, (res) => {
+        answered++;
+        // Never read: the socket's buffers fill, then res.write() says so.
+        res.pause();
+      });
+      req.on("error", () => {});
+      req.end(body);
+      requests.push(req);
+    }
+    // Every call is running, held by its reader once the socket's buffers are full.
+    const peak = await watch(server.pid, server.baseMb, sseBoundMb, async () => answered === 16 && (await running(server.control, "stalled")) === 16, 60_000);
+    expect(peak).toBeLessThan(sseBoundMb);
+    expect(answered).toBe(16);
+    expect(await running(server.control, "stalled")).toBe(16);
+
+    const started = performance.now();
+    const res = await fetch(new URL("/v1/chat/completions", server.http), {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-modelstub-session": "bystander" },
+      body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "PROBE-ECHO hi" }] }),
+    });
+    const tookMs = performance.now() - started;
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content).toBe("PROBE-ECHO ok: PROBE-ECHO hi");
+    expect(tookMs).toBeLessThan(2000);
+    console.log(`16 stalled SSE streams of 960 KB: RSS +${peak.toFixed(0)} MB at most; a normal call took ${tookMs.toFixed(0)} ms`);
+
+    for (const r of requests) r.destroy();
+    await expect.poll(() => running(server.control, "stalled"), { timeout: 15_000 }).toBe(0);
+  }, 120_000);
+});
+
+describe("a reply of more chunks than frames allowed", () => {
+  it("is sent in at most 4096 content frames that join to the reply, and records every chunk", async () => {
+    const stub = createStub({ script: defaultScript(), clock: createVirtualClock() });
+    const port = createInProcessPort(stub);
+    const { frames, error } = await collect(port.generateStream(userRequest(echo), { session: "s" }));
+    expect(error).toBeUndefined();
+    const content = frames.filter((f) => f.frame.case === "textDelta");
+    expect(content.length).toBeLessThanOrEqual(maxStreamFrames);
+    expect(frames.at(-1)!.frame.case).toBe("final");
+    const text = `PROBE-ECHO ok: ${echo}`;
+    expect(content.map((f) => f.frame.value).join("")).toBe(text);
+    // chunks_sent speaks of the script's chunks, whatever frames carried them.
+    const [call] = fromBinary(EpisodeSchema, stub.episodeBytes("s")).calls;
+    expect([call!.outcome, call!.chunksSent]).toEqual([Outcome.OK, splitChunks(text, { kind: "words" }).length]);
+  });
+
+  it("still breaks after exactly its chunks, and keeps a tool call's header frame alone", async () => {
+    const script = `
+entries:
+  - reply:
+      text: "{{last_user}}"
+      tool_calls:
+        - { name: echo, arguments: { said: "{{last_user}}" } }
+    break: { after_chunks: 5001, then: error }
+  - reply:
+      text: "{{last_user}}"
+      tool_calls:
+        - { name: echo, arguments: { said: "{{last_user}}" } }
+`;
+    const words = "w ".repeat(10_000);
+    const stub = createStub({ script: loadScriptText(script, "test.yaml"), clock: createVirtualClock() });
+    const port = createInProcessPort(stub);
+    const broken = await collect(port.generateStream(userRequest(words), { session: "s" }));
+    expect(broken.error).toMatchObject({ code: 14 });
+    expect(broken.frames.map((f) => f.frame.value).join("")).toBe("w ".repeat(5001));
+
+    const whole = await collect(port.generateStream(userRequest(words), { session: "s" }));
+    expect(whole.error).toBeUndefined();
+    expect(whole.frames.length).toBeLessThanOrEqual(maxStreamFrames + 1);
+    const tool = whole.frames.filter((f) => f.frame.case === "toolCallDelta").map((f) => f.frame.value as { id: string; name: string; arguments: string });
+    expect(tool[0]).toMatchObject({ id: "call-s-2-0", name: "echo", arguments: "" });
+    expect(tool.slice(1).map((t) => t.arguments).join("")).toBe(JSON.stringify({ said: words }));
+    const calls = fromBinary(EpisodeSchema, stub.episodeBytes("s")).calls;
+    expect(calls.map((c) => [c.outcome, c.chunksSent])).toEqual([
+      [Outcome.STREAM_BROKEN, 5001],
+      [Outcome.OK, 10_000 + 1 + splitChunks(JSON.stringify({ said: words }), { kind: "words" }).length],
+    ]);
+  });
+
+  it("waits for an in-process consumer that stops taking frames, and ends when it lets go", async () => {
+    const stub = createStub({ script: defaultScript(), clock: createVirtualClock() });
+    const stream = createInProcessPort(stub).generateStream(userRequest(echo), { session: "s" })[Symbol.asyncIterator]();
+    await stream.next();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(stub.sessions().find((s) => s.name === "s")?.running).toBe(1);
+    await stream.return!(undefined);
+    const [call] = fromBinary(EpisodeSchema, stub.episodeBytes("s")).calls;
+    expect(call!.outcome).toBe(Outcome.CANCELLED);
+    expect(call!.chunksSent).toBeLessThan(splitChunks(`PROBE-ECHO ok: ${echo}`, { kind: "words" }).length);
+  });
+});
