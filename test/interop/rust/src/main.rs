@@ -390,8 +390,10 @@ async fn scenario(addr: &str, session: &str, out: &str) {
     // Step 6: the episode's bytes.
     let resp = control
         .get_episode(with_session(
+            // Fields added later to the request keep their defaults (here: the decoded episode too).
             GetEpisodeRequest {
                 session: session.to_string(),
+                ..Default::default()
             },
             session,
             SAFETY_DEADLINE,
