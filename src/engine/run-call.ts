@@ -385,7 +385,8 @@ async function execute(entry: CompiledEntry, rendered: RenderedReply | undefined
 }
 
 function internalStatus(err: unknown): CallStatus {
-  if (err instanceof TemplateTooLargeError) return { code: Code.RESOURCE_EXHAUSTED, message: err.message, trailers: [] };
+  // Not worth a retry: the same request renders the same reply (the HTTP front says so to SDKs).
+  if (err instanceof TemplateTooLargeError) return { code: Code.RESOURCE_EXHAUSTED, message: err.message, trailers: [], retryable: false };
   return { code: Code.INTERNAL, message: `modelstub internal error: ${err instanceof Error ? err.message : String(err)}`, trailers: [] };
 }
 

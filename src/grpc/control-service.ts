@@ -4,6 +4,7 @@ import type { sendUnaryData, ServerUnaryCall, ServerWritableStream, UntypedServi
 import {
   DeleteSessionResponseSchema,
   ExportEpisodeResponseSchema,
+  type ExportEpisodeResponse,
   GetEpisodeResponseSchema,
   ListSessionsResponseSchema,
   LoadScriptResponseSchema,
@@ -18,6 +19,7 @@ import { ScriptError } from "../engine/script-error.js";
 import { Code } from "../engine/status-code.js";
 import { timingSafeEqual } from "node:crypto";
 import { metadataText, statusError } from "./call-context.js";
+import { createFrameWriter } from "./create-frame-writer.js";
 import { fitStatusDetails } from "./fit-status-details.js";
 
 type Handler = (request: { session?: string } & Record<string, unknown>) => unknown;
@@ -94,21 +96,22 @@ function countCalls(bytes: Uint8Array): number {
 
 /**
  * Writes `bytes` as ExportEpisode messages of at most exportChunkBytes, the first also giving
- * the total size and `calls`. Back-pressure: when write() answers false (grpc-js buffers up to
- * 16 messages, and HTTP/2 flow control holds them while the client reads slowly) it waits for
- * 'drain' before cutting the next chunk. It stops at once when the call is cancelled: grpc-js
- * then never calls back a write, so 'drain' would never come. Its listeners go at the end.
+ * the total size and `calls`. Back-pressure: the chunks handed to grpc-js and not yet written to
+ * HTTP/2 are counted (createFrameWriter), and while more than one chunk's bytes are unwritten
+ * the next chunk waits until they are all written. HTTP/2 writes only as far as the client's
+ * flow-control window lets it, so an export to a client that stops reading holds at most about
+ * two chunks in transport buffers (waiting only for 'drain' held up to grpc-js's 16 messages,
+ * 16 MiB). It stops at once when the call is cancelled: grpc-js then never calls back a write,
+ * so the wait is settled on 'cancelled'. Its listener goes at the end.
  */
 async function writeChunks(call: ServerWritableStream<Record<string, unknown>, unknown>, bytes: Uint8Array, calls: number): Promise<void> {
   let cancelled = call.cancelled;
-  let wake: (() => void) | undefined;
+  const writer = createFrameWriter<ExportEpisodeResponse>(call, (m) => m.chunk.length, exportChunkBytes);
   const onCancel = () => {
     cancelled = true;
-    wake?.();
+    writer.release();
   };
-  const onDrain = () => wake?.();
   call.on("cancelled", onCancel);
-  call.on("drain", onDrain);
   try {
     // At least one message, even for no bytes at all, so the client always learns the total.
     for (let offset = 0; offset === 0 || offset < bytes.length; offset += exportChunkBytes) {
@@ -116,13 +119,13 @@ async function writeChunks(call: ServerWritableStream<Record<string, unknown>, u
       // A view, not a copy: the serializer copies it into the frame.
       const chunk = bytes.subarray(offset, offset + exportChunkBytes);
       const message = create(ExportEpisodeResponseSchema, offset === 0 ? { chunk, totalBytes: bytes.length, calls } : { chunk });
-      if (!call.write(message) && !cancelled) await new Promise<void>((resolve) => (wake = resolve));
-      wake = undefined;
+      const wait = writer.write(message);
+      if (wait && !cancelled) await wait;
     }
     if (!cancelled) call.end();
   } finally {
     call.removeListener("cancelled", onCancel);
-    call.removeListener("drain", onDrain);
+    writer.release();
   }
 }
 

@@ -18,6 +18,7 @@ import type { CallLog, CallResult } from "../engine/run-call.js";
 import type { Logger } from "../log/create-logger.js";
 import { Code } from "../engine/status-code.js";
 import { callSignal, dropCall, metadataText, sessionOf, statusError, stepHeader } from "./call-context.js";
+import { createFrameWriter } from "./create-frame-writer.js";
 
 function internal(err: unknown) {
   return { code: Code.INTERNAL, details: `modelstub internal error: ${err instanceof Error ? err.message : String(err)}` };
@@ -48,63 +49,6 @@ function frameBytes(f: GenerateStreamResponse): number {
   if (v.case === "textDelta") n += Buffer.byteLength(v.value);
   else if (v.case === "toolCallDelta") n += Buffer.byteLength(v.value.arguments) + v.value.id.length + v.value.name.length;
   return n;
-}
-
-/** Writes one stream call's frames to grpc-js with back-pressure (see createFrameWriter). */
-interface FrameWriter {
-  /** Hands a frame to grpc-js; returns a promise when the buffers are full (the engine's onFrame contract). */
-  write(frame: GenerateStreamResponse): Promise<void> | undefined;
-  /** Resolves once every frame handed over is written to HTTP/2 (a scripted drop waits for it). */
-  written(): Promise<void>;
-  /** Settles what waits; once, when the call ends, however it ends. */
-  release(): void;
-}
-
-/**
- * grpc-js takes every frame it is given: its write() returning false is advice, and it buffers
- * whatever comes after. So this counts the bytes handed over and not yet written to HTTP/2,
- * and once they pass maxUnwrittenBytes (or grpc-js's own buffer of 16 frames is full) the next
- * frame waits until all of them are written. What one call holds in transport buffers is then
- * at most maxUnwrittenBytes plus the frame that crossed it (the frame itself is bounded by the
- * reply). A call cut off meanwhile is never written back to (grpc-js drops the callbacks): the
- * engine stops waiting on the call's signal, and release() settles the promise.
- */
-function createFrameWriter(call: ServerWritableStream<GenerateStreamRequest, GenerateStreamResponse>): FrameWriter {
-  let frames = 0;
-  let bytes = 0;
-  // Sizes of the frames handed over, oldest first: grpc-js writes them in order.
-  const sizes: number[] = [];
-  let head = 0;
-  let room: (() => void) | undefined;
-  let idle: (() => void) | undefined;
-  const settle = () => {
-    const r = room;
-    const i = idle;
-    room = idle = undefined;
-    r?.();
-    i?.();
-  };
-  const onWritten = () => {
-    bytes -= sizes[head++]!;
-    if (--frames === 0) {
-      sizes.length = head = 0;
-      settle();
-    }
-  };
-  return {
-    write(frame) {
-      const size = frameBytes(frame);
-      frames++;
-      bytes += size;
-      sizes.push(size);
-      if (call.write(frame, onWritten) && bytes <= maxUnwrittenBytes) return undefined;
-      return new Promise<void>((resolve) => (room = resolve));
-    },
-    written() {
-      return frames === 0 ? Promise.resolve() : new Promise<void>((resolve) => (idle = resolve));
-    },
-    release: settle,
-  };
 }
 
 /**
@@ -194,7 +138,7 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
           return fail(statusError(bad));
         }
         const wiring = callSignal(call);
-        const writer = createFrameWriter(call);
+        const writer = createFrameWriter<GenerateStreamResponse>(call, frameBytes, maxUnwrittenBytes);
         const drop = async () => {
           // Frames handed to grpc-js but not yet to HTTP/2: the drop waits for them, so the
           // client gets exactly the chunks the script says before the reset.

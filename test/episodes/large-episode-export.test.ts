@@ -1,11 +1,12 @@
-import { create, fromJsonString, toBinary } from "@bufbuild/protobuf";
+import { create, fromBinary, fromJsonString, toBinary } from "@bufbuild/protobuf";
 import { credentials, makeGenericClientConstructor, Metadata, Server, ServerCredentials, type Client, type ClientReadableStream, type ServerWritableStream, type ServiceError } from "@grpc/grpc-js";
 import { spawn } from "node:child_process";
 import { mkdtemp, open, readFile } from "node:fs/promises";
+import { connect } from "node:http2";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ControlService, ExportEpisodeRequestSchema, GetEpisodeRequestSchema, type ExportEpisodeResponse, type GetEpisodeResponse } from "../../gen/modelstub/v1/control_pb.js";
+import { ControlService, ExportEpisodeRequestSchema, ExportEpisodeResponseSchema, GetEpisodeRequestSchema, type ExportEpisodeResponse, type GetEpisodeResponse } from "../../gen/modelstub/v1/control_pb.js";
 import { EpisodeSchema } from "../../gen/modelstub/v1/episode_pb.js";
 import { Code } from "../../src/engine/status-code.js";
 import { controlServiceHandlers, exportChunkBytes } from "../../src/grpc/control-service.js";
@@ -173,36 +174,89 @@ describe("fetching a 50 MB episode with a client at default limits", () => {
     }
   });
 
-  it("a cancelled export stops writing and removes its listeners from the call", async () => {
-    // The handler as the server runs it, watched: the listeners it finds, and the writes it makes.
+  /** A server running the ExportEpisode handler watched: the listeners it finds on each call, and the writes it makes. */
+  async function watchedServer() {
     const watched: { call: ServerWritableStream<unknown, unknown>; drain: number; cancelled: number; writes: number }[] = [];
     const handlers = controlServiceHandlers(s.stub);
     const exportHandler = handlers["ExportEpisode"] as (call: ServerWritableStream<unknown, unknown>) => void;
     handlers["ExportEpisode"] = (call: ServerWritableStream<unknown, unknown>) => {
       const w = { call, drain: call.listenerCount("drain"), cancelled: call.listenerCount("cancelled"), writes: 0 };
       watched.push(w);
-      const write = call.write.bind(call) as (chunk: unknown) => boolean;
-      call.write = ((chunk: unknown) => (w.writes++, write(chunk))) as typeof call.write;
+      // Every argument goes through: the export counts its chunks written by write()'s callback.
+      const write = call.write.bind(call) as (...args: unknown[]) => boolean;
+      call.write = ((...args: unknown[]) => (w.writes++, write(...args))) as typeof call.write;
       exportHandler(call);
     };
     const server = new Server();
     server.addService(serviceDefinition(ControlService), handlers);
     const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
-    const c = plainClient(`127.0.0.1:${port}`);
+    return { watched, address: `127.0.0.1:${port}`, close: () => server.forceShutdown() };
+  }
+
+  it("a cancelled export stops writing and removes its listeners from the call", async () => {
+    const server = await watchedServer();
+    const c = plainClient(server.address);
     try {
       const stream = exportEpisode(c, { session: "big" });
       const ended = new Promise<ServiceError>((resolve) => stream.on("error", resolve));
       stream.once("data", () => stream.cancel());
       expect((await ended).code).toBe(Code.CANCELLED);
-      const [w] = watched;
-      // The export waits on back-pressure once grpc-js holds its 16 messages; the cancel wakes it.
+      const [w] = server.watched;
+      // The export waits on back-pressure once two chunks are unwritten; the cancel wakes it.
       await expect.poll(() => [w!.call.listenerCount("drain"), w!.call.listenerCount("cancelled")]).toEqual([w!.drain, w!.cancelled]);
       expect(w!.writes).toBeLessThan(Math.ceil(big.length / exportChunkBytes));
     } finally {
       c.close();
-      server.forceShutdown();
+      server.close();
     }
   });
+
+  it("an export to a reader that stops reading holds at most two chunks, and finishes byte-equal once it reads again", async () => {
+    // Waiting only for 'drain' let grpc-js take 16 chunks (16 MiB) before write() said false.
+    const server = await watchedServer();
+    const session = connect(`http://${server.address}`);
+    session.on("error", () => {});
+    try {
+      const body = toBinary(ExportEpisodeRequestSchema, create(ExportEpisodeRequestSchema, { session: "big" }));
+      const framed = Buffer.alloc(5 + body.length);
+      framed.writeUInt32BE(body.length, 1);
+      framed.set(body, 5);
+      const stream = session.request({ ":method": "POST", ":path": "/modelstub.v1.ControlService/ExportEpisode", "content-type": "application/grpc", te: "trailers" });
+      stream.end(framed);
+      // Never read until told: the stream's HTTP/2 window closes after 64 KiB and stays closed.
+      stream.pause();
+      await expect.poll(() => server.watched[0]?.writes ?? 0).toBeGreaterThan(0);
+      // Let the writes settle: a count unchanged over 500 ms.
+      let writes = -1;
+      while (writes !== server.watched[0]!.writes) {
+        writes = server.watched[0]!.writes;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      // The first chunk goes, the second finds one unwritten and waits for both.
+      expect(writes).toBeLessThanOrEqual(2);
+
+      const data: Buffer[] = [];
+      stream.on("data", (d: Buffer) => data.push(d));
+      const trailers = new Promise<Record<string, unknown>>((resolve) => stream.on("trailers", resolve));
+      stream.resume();
+      await new Promise((resolve, reject) => stream.on("end", resolve).on("error", reject));
+      expect((await trailers)["grpc-status"]).toBe("0");
+      // The gRPC messages in the DATA received: 5-byte prefixes, then ExportEpisodeResponses.
+      const all = Buffer.concat(data);
+      const chunks: Uint8Array[] = [];
+      for (let at = 0; at < all.length; ) {
+        const length = all.readUInt32BE(at + 1);
+        chunks.push(fromBinary(ExportEpisodeResponseSchema, all.subarray(at + 5, at + 5 + length)).chunk);
+        at += 5 + length;
+      }
+      expect(chunks).toHaveLength(Math.ceil(big.length / exportChunkBytes));
+      expect(server.watched[0]!.writes).toBe(chunks.length);
+      expect(Buffer.compare(Buffer.concat(chunks), big)).toBe(0);
+    } finally {
+      session.destroy();
+      server.close();
+    }
+  }, 30_000);
 
   it("exports one snapshot: a call recorded while the chunks go out is not in them", async () => {
     const stream = exportEpisode(client, { session: "big" });

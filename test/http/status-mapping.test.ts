@@ -30,6 +30,9 @@ ${table.map(([code]) => `  ${code}:\n    - error: { code: ${code}, message: "scr
     - reply: "never reached"
   exhausted:
     - reply: "the only one"
+  echo:
+    - repeat: true
+      reply: "{{last_user}}"
 `;
 
 const body: OpenAI.ChatCompletionCreateParamsNonStreaming = { model: "m", messages: [{ role: "user", content: "go" }] };
@@ -66,5 +69,16 @@ describe("scripted failures over HTTP", () => {
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect((err as InstanceType<typeof OpenAI.APIError>).message).toContain("ran out");
     expect(h.stub.episode("exhausted").calls).toHaveLength(2);
+  });
+
+  it("answers a reply that renders past 1 MiB with 429 and x-should-retry: false, which the SDK does not retry", async () => {
+    const big: OpenAI.ChatCompletionCreateParamsNonStreaming = { model: "m", messages: [{ role: "user", content: "x".repeat(1_100_000) }] };
+    const err = await h
+      .client({ session: "too-large", step: "echo", maxRetries: 3 })
+      .chat.completions.create(big)
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((err as InstanceType<typeof OpenAI.APIError>).headers?.get("x-should-retry")).toBe("false");
+    expect(h.stub.episode("too-large").calls).toHaveLength(1);
   });
 });

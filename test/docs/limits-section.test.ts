@@ -1,0 +1,89 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { serveOptions } from "../../src/cli/serve-options.js";
+import { maxDurationMs } from "../../src/engine/parse-duration.js";
+import { requestLimits } from "../../src/engine/request-limits.js";
+import { maxStreamFrames } from "../../src/engine/run-call.js";
+import * as scriptLimits from "../../src/engine/script-limits.js";
+import { maxTemplateOutputBytes } from "../../src/engine/template.js";
+import { exportChunkBytes } from "../../src/grpc/control-service.js";
+import { maxStatusDetailsWireBytes } from "../../src/grpc/fit-status-details.js";
+import { maxUnwrittenBytes } from "../../src/grpc/model-service.js";
+import { streamResetLimit } from "../../src/grpc/start-grpc-server.js";
+import { maxJsonDepth } from "../../src/http/parse-chat-request.js";
+import { httpTimeouts } from "../../src/http/start-http-server.js";
+
+/*
+ * README's "Limits" section claims to list every limit the server applies. These checks keep it
+ * from falling behind the code: each limit constant is named in a row that gives its value, and
+ * each `--max-*` option (and the other options that bound something) has a row with its
+ * variable and default.
+ */
+const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+const section = /<!-- section:limits -->([\s\S]*?)<!-- \/section:limits -->/.exec(readme)?.[1] ?? "";
+const rows = section.split("\n").filter((line) => line.startsWith("|"));
+
+/** The table rows that name `name` in backticks (alone, or as the start of a longer name in backticks). */
+function rowsNaming(name: string): string[] {
+  return rows.filter((row) => row.includes("`" + name + "`") || row.includes("`" + name + " "));
+}
+
+/** A number as the README writes it: 524,288. */
+const written = (n: number) => n.toLocaleString("en-US");
+
+describe('README "Limits"', () => {
+  it("is a section of its own, after Operations and before the HTTP front", () => {
+    expect(section).toContain("## Limits");
+    expect(readme.indexOf("<!-- section:limits -->")).toBeGreaterThan(readme.indexOf("<!-- /section:ops -->"));
+    expect(readme.indexOf("<!-- section:limits -->")).toBeLessThan(readme.indexOf("## OpenAI-compatible HTTP"));
+  });
+
+  const constants: [string, number][] = [
+    ...Object.entries(scriptLimits).filter((e): e is [string, number] => typeof e[1] === "number"),
+    ...Object.entries(requestLimits).map(([k, v]): [string, number] => [`requestLimits.${k}`, v]),
+    ["maxStreamFrames", maxStreamFrames],
+    ["maxUnwrittenBytes", maxUnwrittenBytes],
+    ["exportChunkBytes", exportChunkBytes],
+    ["maxTemplateOutputBytes", maxTemplateOutputBytes],
+    ["maxStatusDetailsWireBytes", maxStatusDetailsWireBytes],
+    ["maxDurationMs", maxDurationMs],
+    ["maxJsonDepth", maxJsonDepth],
+  ];
+
+  it("lists every limit in script-limits.ts and request-limits.ts", () => {
+    // A constant added there is a limit this section must gain.
+    expect(Object.keys(scriptLimits).length).toBeGreaterThanOrEqual(14);
+    expect(constants.length).toBeGreaterThanOrEqual(20);
+  });
+
+  it.each(constants)("names %s in a row that gives its value, %d", (name, value) => {
+    const named = rowsNaming(name);
+    expect(named, `no row of the Limits section names \`${name}\``).not.toHaveLength(0);
+    expect(named.some((row) => row.includes(written(value))), `the row naming \`${name}\` does not say ${written(value)}`).toBe(true);
+  });
+
+  it("gives the HTTP timeouts and the stream reset limit with their values", () => {
+    for (const [key, ms] of Object.entries(httpTimeouts)) {
+      expect(rowsNaming(`httpTimeouts.${key}`).some((row) => row.includes(`${ms / 1000} s`)), `httpTimeouts.${key}`).toBe(true);
+    }
+    const row = rowsNaming("streamResetLimit").join("\n");
+    expect(row).toContain(`burst ${written(streamResetLimit.burst)}`);
+    expect(row).toContain(`${written(streamResetLimit.perSecond)} a second`);
+  });
+
+  const bounding = serveOptions.filter((o) => o.name.startsWith("max-") || o.name === "session-idle-timeout" || o.name === "grace");
+  it.each(bounding.map((o) => [o.name, o] as const))("has a row for --%s with its variable and default", (name, option) => {
+    const named = rowsNaming(`--${name}`);
+    expect(named, `no row of the Limits section names \`--${name}\``).not.toHaveLength(0);
+    expect(named.some((row) => row.includes("`" + option.env + "`"))).toBe(true);
+    if (option.default !== undefined) {
+      const d = option.default;
+      const shown = /^\d+$/.test(d) ? written(Number(d)) : d.replace(/(\d)([a-z])/, "$1 $2");
+      expect(named.some((row) => row.includes(shown)), `the row for --${name} does not give its default ${shown}`).toBe(true);
+    }
+  });
+
+  it("has a max-* row for every max-* option there is", () => {
+    expect(bounding.filter((o) => o.name.startsWith("max-")).map((o) => o.name).sort()).toEqual(["max-episode-bytes", "max-episode-calls", "max-message-bytes", "max-sessions"]);
+  });
+});
