@@ -1,0 +1,210 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { connect, type ClientHttp2Session, type IncomingHttpHeaders } from "node:http2";
+import { expect } from "vitest";
+import type { ListSessionsResponse } from "../../gen/modelstub/v1/control_pb.js";
+import { codeNames } from "../../src/engine/status-code.js";
+import { createControlClient, type ControlClient } from "../../src/port/control-client.js";
+import { createGrpcPort } from "../../src/port/grpc-port.js";
+import type { ModelPort } from "../../src/port/model-port.js";
+import { userRequest } from "../support/requests.js";
+import { startServeProcess } from "../support/run-cli.js";
+import { fuzzRounds, fuzzSeed } from "./prng.js";
+
+/**
+ * How far the server may stay above its warm baseline once a batch is over, its clients have
+ * closed and its sessions are deleted (README of this folder): RSS within +200 MB, open fds
+ * within +20. Not +150: what a batch frees waits for V8's next GC (the heap and the external
+ * buffers of requests and replies), so RSS levels off rather than coming back. Measured over 12
+ * batches of 16 stalled 250-500 KB echoes: +120 to +165 MB after each, with no trend (with a
+ * forced GC after each batch, in process: flat at about +50 MB over 24 batches). A leak of
+ * each batch's requests (about 6 MB a batch) crosses the bound within a few batches.
+ */
+export const rssBoundMb = 200;
+export const fdBound = 20;
+
+/** A status code's name ("UNAVAILABLE"), or its number when it has none. */
+export function codeName(code: number | undefined): string {
+  return code === undefined ? "no status" : (codeNames[code] ?? String(code));
+}
+
+/** The server's resident set in MB, as the kernel counts it. */
+export function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return Number(m![1]) / 1024;
+}
+
+/** The server's open file descriptors. */
+export function fdCount(pid: number): number {
+  return readdirSync(`/proc/${pid}/fd`).length;
+}
+
+/** A `modelstub serve` child process under fuzz, with its warm baseline. */
+export interface FuzzServer {
+  address: string;
+  pid: number;
+  control: ControlClient;
+  /** A port on its own channel for the good calls. */
+  good: ModelPort;
+  baseRssMb: number;
+  baseFds: number;
+  exited(): number | undefined;
+  output(): { stdout: string; stderr: string };
+  close(): Promise<void>;
+}
+
+/** Starts the server as a child (a crash is a crash), warms it up, and takes its baseline. */
+export async function startFuzzServer(args: string[] = []): Promise<FuzzServer> {
+  // MODELSTUB_FUZZ_SERVER_NODE_OPTIONS: node options for the server only (e.g. a smaller heap,
+  // to tell a leak from garbage the heap has not handed back).
+  const nodeOptions = process.env["MODELSTUB_FUZZ_SERVER_NODE_OPTIONS"];
+  const s = await startServeProcess(["--grpc", "127.0.0.1:0", "--log-level", "error", ...args], nodeOptions ? { env: { NODE_OPTIONS: nodeOptions } } : {});
+  let code: number | undefined;
+  void s.exit.then((c) => (code = c));
+  const control = createControlClient(s.address);
+  const good = createGrpcPort(s.address);
+  const pid = s.child.pid!;
+  // Warm-up: the first calls load code paths and grow the heap to its working size.
+  for (let i = 0; i < 20; i++) {
+    await good.generate(userRequest(`PROBE-ECHO warm ${i}`), { session: "warm-up", timeoutMs: 10_000 });
+    for await (const _ of good.generateStream(userRequest("PROBE-ECHO warm"), { session: "warm-up", timeoutMs: 10_000 }));
+  }
+  await control.call("ListSessions", {});
+  await new Promise((r) => setTimeout(r, 300));
+  return {
+    address: s.address,
+    pid,
+    control,
+    good,
+    baseRssMb: rssMb(pid),
+    baseFds: fdCount(pid),
+    exited: () => code,
+    output: s.output,
+    async close() {
+      good.close();
+      control.close();
+      s.child.kill("SIGKILL");
+      await s.exit;
+    },
+  };
+}
+
+/** The tail of the server's stderr, for failure messages. */
+function stderrTail(server: FuzzServer): string {
+  return server.output().stderr.slice(-2000);
+}
+
+/**
+ * After a batch: the server is alive, a good Generate call answers correctly, and once every
+ * session is deleted, its RSS and open fds come back within the bounds of its warm baseline (polled up to 15 s: sockets close
+ * and the heap shrinks a little after the clients go). Returns what it measured.
+ */
+export async function checkAfterBatch(server: FuzzServer, batch: string): Promise<{ rssMb: number; fds: number }> {
+  const where = `after ${batch} (MODELSTUB_FUZZ_SEED=${fuzzSeed} MODELSTUB_FUZZ_ROUNDS=${fuzzRounds})`;
+  expect(server.exited(), `${where}: the server exited\n${stderrTail(server)}`).toBeUndefined();
+  let reply;
+  try {
+    reply = await server.good.generate(userRequest("PROBE-ECHO good call"), { session: "good", timeoutMs: 10_000 });
+  } catch (err) {
+    throw new Error(`${where}: the good call failed: ${String((err as Error).message ?? err)} ${JSON.stringify(err)}\n${stderrTail(server)}`);
+  }
+  expect(reply.message?.content, `${where}: the good call's reply`).toBe("PROBE-ECHO ok: PROBE-ECHO good call");
+  // Episodes keep what they record, requests included (up to --max-episode-bytes a session):
+  // 16 streamed echoes of 1 MB are 8 MB of episode that stays, by design, until the session is
+  // reset or deleted. Delete every session, so what is left is what the batch leaked.
+  const { sessions } = await server.control.call<ListSessionsResponse>("ListSessions", {});
+  for (const s of sessions) await server.control.call("DeleteSession", { session: s.name }, { timeoutMs: 20_000 });
+  let rss = rssMb(server.pid);
+  let fds = fdCount(server.pid);
+  const end = Date.now() + 15_000;
+  while ((rss > server.baseRssMb + rssBoundMb || fds > server.baseFds + fdBound) && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, 250));
+    rss = rssMb(server.pid);
+    fds = fdCount(server.pid);
+  }
+  expect(rss, `${where}: RSS ${rss.toFixed(0)} MB, warm baseline ${server.baseRssMb.toFixed(0)} MB, bound +${rssBoundMb} MB`).toBeLessThanOrEqual(server.baseRssMb + rssBoundMb);
+  expect(fds, `${where}: ${fds} open fds, warm baseline ${server.baseFds}, bound +${fdBound}`).toBeLessThanOrEqual(server.baseFds + fdBound);
+  expect(server.exited(), `${where}: the server exited\n${stderrTail(server)}`).toBeUndefined();
+  return { rssMb: rss, fds };
+}
+
+/** Calls running in a session, as ListSessions reports them. */
+export async function running(control: ControlClient, session: string): Promise<number> {
+  const r = await control.call<ListSessionsResponse>("ListSessions", {});
+  return r.sessions.find((s) => s.name === session)?.running ?? 0;
+}
+
+/** What one raw HTTP/2 call got back. */
+export interface RawAnswer {
+  httpStatus?: number;
+  /** grpc-status from the trailers (or headers, for a trailers-only answer); undefined if none came. */
+  grpcStatus?: number;
+  grpcMessage: string;
+  /** The stream ended with an error or a reset instead of an answer. */
+  error?: string;
+  timedOut: boolean;
+}
+
+/** A gRPC message frame: the 5-byte prefix (compressed flag, length) and the body. */
+export function grpcFrame(body: Uint8Array, opts: { compressed?: boolean; length?: number } = {}): Buffer {
+  const out = Buffer.alloc(5 + body.length);
+  out[0] = opts.compressed ? 1 : 0;
+  out.writeUInt32BE(opts.length ?? body.length, 1);
+  out.set(body, 5);
+  return out;
+}
+
+/**
+ * One HTTP/2 session for raw calls; errors on it are expected and swallowed. Node's client
+ * refuses response headers (RST_STREAM ENHANCE_YOUR_CALM) once its session holds more than
+ * maxSessionMemory (10 MB by default) of its own queued request bytes and unread responses:
+ * 32 stalled streams with 1 MB requests pass that, so the client is given room (the server,
+ * grpc-js, sets no such limit).
+ */
+export function rawSession(address: string): ClientHttp2Session {
+  const session = connect(`http://${address}`, { maxSessionMemory: 1024 });
+  session.on("error", () => {});
+  return session;
+}
+
+/** Sends raw bytes as a gRPC request on `path` and reads the answer's status (the body is read and dropped). */
+export function rawCall(session: ClientHttp2Session, path: string, body: Buffer, headers: Record<string, string> = {}, timeoutMs = 10_000): Promise<RawAnswer> {
+  return new Promise((resolve) => {
+    const answer: RawAnswer = { grpcMessage: "", timedOut: false };
+    const take = (h: IncomingHttpHeaders) => {
+      if (h["grpc-status"] !== undefined) answer.grpcStatus = Number(h["grpc-status"]);
+      const m = h["grpc-message"];
+      if (typeof m === "string") {
+        try {
+          answer.grpcMessage = decodeURIComponent(m);
+        } catch {
+          answer.grpcMessage = m;
+        }
+      }
+    };
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      resolve(answer);
+    };
+    const stream = session.request({ ":method": "POST", ":path": path, "content-type": "application/grpc", te: "trailers", "grpc-timeout": "5S", ...headers });
+    const timer = setTimeout(() => {
+      answer.timedOut = true;
+      stream.close();
+      finish();
+    }, timeoutMs);
+    stream.on("response", (h) => {
+      answer.httpStatus = Number(h[":status"]);
+      take(h);
+    });
+    stream.on("trailers", take);
+    stream.on("data", () => {});
+    stream.on("error", (err) => {
+      answer.error = String(err.message);
+      finish();
+    });
+    stream.on("close", finish);
+    stream.end(body);
+  });
+}
