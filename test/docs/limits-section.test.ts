@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { serveOptions } from "../../src/cli/serve-options.js";
 import { maxDurationMs } from "../../src/engine/parse-duration.js";
 import { requestLimits } from "../../src/engine/request-limits.js";
-import { maxStreamFrames } from "../../src/engine/run-call.js";
+import { maxStreamFrames } from "../../src/engine/plan-frames.js";
 import * as scriptLimits from "../../src/engine/script-limits.js";
 import { maxTemplateOutputBytes } from "../../src/engine/template.js";
 import { exportChunkBytes } from "../../src/grpc/control-service.js";

@@ -133,7 +133,7 @@ describe("ControlService.DeleteSession", () => {
 });
 
 describe("modelstub serve --session-idle-timeout", () => {
-  it("evicts a session idle for that long, writes its episode first, logs it, and leaves one with a call running", async () => {
+  it("evicts a session idle for that long, writes its episode, logs it, and leaves one with a call running", async () => {
     const scriptPath = join(dir, "idle.yaml");
     await writeFile(scriptPath, script);
     const records = join(dir, "evicted");
@@ -150,8 +150,13 @@ describe("modelstub serve --session-idle-timeout", () => {
       await expect.poll(() => sessionNames(control), { timeout: 15_000, interval: 50 }).toEqual(["busy"]);
 
       expect(await runningIn(control, "busy")).toBe(1);
-      const evicted = fromBinary(EpisodeSchema, await readFile(join(records, "idle.episode.binpb")));
-      expect(evicted.calls.map((c) => c.response?.message?.content)).toEqual(["hello idle"]);
+      // The slot is freed first; the episode reaches the disk a moment later.
+      const contents = () =>
+        readFile(join(records, "idle.episode.binpb")).then(
+          (b) => fromBinary(EpisodeSchema, b).calls.map((c) => c.response?.message?.content),
+          () => undefined,
+        );
+      await expect.poll(contents, { timeout: 15_000, interval: 50 }).toEqual(["hello idle"]);
       await expect.poll(() => s.output().stderr, { timeout: 5_000 }).toMatch(/"msg":"session evicted".*"session":"idle".*"calls":1/);
       stop.abort();
       expect(await busy).toBe(Code.CANCELLED);

@@ -10,7 +10,7 @@ import { createVirtualClock } from "../../src/engine/clock.js";
 import { createStub } from "../../src/engine/create-stub.js";
 import { defaultScript } from "../../src/engine/default-script.js";
 import { loadScriptText } from "../../src/engine/load-script.js";
-import { maxStreamFrames } from "../../src/engine/run-call.js";
+import { maxStreamFrames } from "../../src/engine/plan-frames.js";
 import { splitChunks } from "../../src/engine/split-chunks.js";
 import { createControlClient, type ControlClient } from "../../src/port/control-client.js";
 import { createGrpcPort } from "../../src/port/grpc-port.js";
