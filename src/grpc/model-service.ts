@@ -19,6 +19,7 @@ import type { Logger } from "../log/create-logger.js";
 import { Code } from "../engine/status-code.js";
 import { callSignal, dropCall, metadataText, sessionOf, statusError, stepHeader } from "./call-context.js";
 import { createFrameWriter } from "./create-frame-writer.js";
+import { overLimitStatus } from "./limit-request.js";
 
 function internal(err: unknown) {
   return { code: Code.INTERNAL, details: `modelstub internal error: ${err instanceof Error ? err.message : String(err)}` };
@@ -59,7 +60,8 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
   /**
    * One log line per call, refused calls included. The engine reports every call it runs
    * (onLog); a call it refused before running (draining, a cap) ends with a status and no
-   * report, and a bad session name or step id never reaches it: those are logged here.
+   * report, and a request past the limits, a bad session name or a bad step id never reaches
+   * it: those are logged here.
    */
   const callLog = (method: "Generate" | "GenerateStream", session: string, step: string) => {
     let reported = false;
@@ -84,7 +86,7 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
         const stepFromMetadata = metadataText(call.metadata, stepHeader);
         const log = callLog("Generate", session, call.request.stepId || stepFromMetadata);
         // Refused before the engine sees the call, so it is in no episode (the log still says why).
-        const bad = checkSessionName(session) ?? checkStepIds(call.request.stepId, stepFromMetadata, "metadata");
+        const bad = overLimitStatus(call.request) ?? checkSessionName(session) ?? checkStepIds(call.request.stepId, stepFromMetadata, "metadata");
         if (bad) {
           log.ifRefused(bad);
           return callback(statusError(bad));
@@ -132,7 +134,7 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
         const stepFromMetadata = metadataText(call.metadata, stepHeader);
         const log = callLog("GenerateStream", session, call.request.stepId || stepFromMetadata);
         // Refused before the engine sees the call, so it is in no episode (the log still says why).
-        const bad = checkSessionName(session) ?? checkStepIds(call.request.stepId, stepFromMetadata, "metadata");
+        const bad = overLimitStatus(call.request) ?? checkSessionName(session) ?? checkStepIds(call.request.stepId, stepFromMetadata, "metadata");
         if (bad) {
           log.ifRefused(bad);
           return fail(statusError(bad));

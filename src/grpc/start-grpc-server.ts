@@ -10,7 +10,7 @@ import { modelServiceHandlers } from "./model-service.js";
 import { encodeResponse } from "../engine/encode-episode.js";
 import { encodeStreamFrame } from "./encode-stream-frame.js";
 import { serviceDefinition } from "./service-definition.js";
-import { modelRequestChecks, refuseOverLimit } from "./limit-request.js";
+import { modelRequestChecks } from "./limit-request.js";
 import { watchLoop } from "./loop-watch.js";
 
 /** Options of the gRPC server. */
@@ -98,7 +98,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   // Requests past the request limits are refused before they are decoded (limit-request.ts).
   server.addService(
     serviceDefinition(ModelService, { Generate: sendResponse, GenerateStream: encodeStreamFrame }, modelRequestChecks()),
-    refuseOverLimit(modelServiceHandlers(options.stub, options.logger), options.logger),
+    modelServiceHandlers(options.stub, options.logger),
   );
   server.addService(serviceDefinition(ControlService), controlServiceHandlers(options.stub, options.controlToken));
   const health = options.health ?? createHealthState("NOT_SERVING");
