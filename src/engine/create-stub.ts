@@ -203,13 +203,11 @@ export function createStub(options: StubOptions): Stub {
     clock,
     script: options.script,
     async call(input) {
+      // Malformed names first, for every transport: before the session opens, so a refused call
+      // leaves no trace, not even a session; a bad session name is reported before a bad step.
+      const bad = checkStepIds(input.request.stepId, input.stepFromMetadata ?? "", input.stepCarrier ?? "metadata");
+      if (bad) return { kind: "status", status: checkSessionName(input.session) ?? bad };
       if (draining) return { kind: "status", status: drainingStatus };
-      if (input.request.stepId !== "" || input.stepFromMetadata) {
-        // Before the session opens, so a refused call leaves no trace, not even a session; a
-        // bad session name is reported first, as the transports do.
-        const bad = checkStepIds(input.request.stepId, input.stepFromMetadata ?? "", "metadata");
-        if (bad) return { kind: "status", status: checkSessionName(input.session) ?? bad };
-      }
       const s = open(input.session);
       if (!(s instanceof Session)) return { kind: "status", status: s };
       const journal = s.episode;

@@ -29,6 +29,8 @@ export interface CallInput {
   request: GenerateRequest;
   /** Step id from metadata (`x-modelstub-step`), if any. */
   stepFromMetadata?: string | undefined;
+  /** What carried stepFromMetadata, for messages: gRPC metadata (the default) or an HTTP header. */
+  stepCarrier?: "metadata" | "header" | undefined;
   /**
    * Aborted with reason "deadline" or "cancelled" when the call is cut off. Read only when the
    * call waits or streams, so a transport may create it lazily (a getter): an AbortController
@@ -98,7 +100,7 @@ class Execution implements RunningCall {
   constructor(
     private clock: Clock,
     private input: CallInput,
-    /** The caller's budget on the declared timeline (see budgetOfCall in clock.ts). */
+    /** The caller's budget on the declared timeline (see declaredBudgetMs in clock.ts). */
     private budget: number,
   ) {}
 
@@ -186,26 +188,20 @@ class Execution implements RunningCall {
 
   /** How a call that threw `err` ends: cut off (deadline, cancel, closed episode), or rethrown. */
   endingOf(err: unknown): Ending {
-    if (err === budgetReached) return this.deadlineEnding({ kind: "status", status: deadlineStatus });
+    // A call cut off by its deadline, however the cut reached the server (its own timer, the
+    // client's reset, a stall), ends where its completed waits got to, never at the budget: the
+    // budget arrives measured, and on a loaded machine tens of ms short, differently each run.
+    if (err === budgetReached) return { result: { kind: "status", status: deadlineStatus }, outcome: Outcome.DEADLINE_EXCEEDED, status: deadlineStatus };
     // The transport has not ended this call: the closing status goes on the wire.
     if (this.closedBy) return { result: { kind: "status", status: this.closedBy }, outcome: Outcome.CANCELLED, status: this.closedBy };
     const signal = (this.controller ?? this.input).signal;
     if (!signal.aborted) throw err;
     const reason = abortReasonOf(signal);
     return reason === "deadline"
-      ? this.deadlineEnding({ kind: "aborted", reason })
+      ? { result: { kind: "aborted", reason }, outcome: Outcome.DEADLINE_EXCEEDED, status: deadlineStatus }
       : { result: { kind: "aborted", reason }, outcome: Outcome.CANCELLED, status: cancelledStatus };
   }
 
-  /**
-   * A call cut off by its deadline, however the cut reached the server (its own timer, the
-   * client's reset, a stall). It ends on the declared timeline where its completed waits got to,
-   * never at the budget: the budget arrives measured, and on a loaded machine it comes in tens
-   * of ms short of the caller's deadline, by a different amount each run.
-   */
-  private deadlineEnding(result: CallResult): Ending {
-    return { result, outcome: Outcome.DEADLINE_EXCEEDED, status: deadlineStatus };
-  }
 }
 
 /** The abort reason of a call whose episode a reset or reload closed. */

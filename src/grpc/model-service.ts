@@ -11,7 +11,6 @@ import {
   type ListModelsRequest,
   type ListModelsResponse,
 } from "../../gen/modelstub/v1/model_pb.js";
-import { checkStepIds } from "../engine/check-step-id.js";
 import { checkSessionName, type Stub } from "../engine/create-stub.js";
 import type { CallStatus } from "../engine/compile-script.js";
 import type { CallLog, CallResult } from "../engine/run-call.js";
@@ -85,8 +84,9 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
         const session = sessionOf(call.metadata);
         const stepFromMetadata = metadataText(call.metadata, stepHeader);
         const log = callLog("Generate", session, call.request.stepId || stepFromMetadata);
-        // Refused before the engine sees the call, so it is in no episode (the log still says why).
-        const bad = overLimitStatus(call.request) ?? checkSessionName(session) ?? checkStepIds(call.request.stepId, stepFromMetadata, "metadata");
+        // Refused before the engine sees the call, so it is in no episode (the log still says why);
+        // the engine refuses a malformed step id the same way.
+        const bad = overLimitStatus(call.request) ?? checkSessionName(session);
         if (bad) {
           log.ifRefused(bad);
           return callback(statusError(bad));
@@ -133,8 +133,9 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
         const session = sessionOf(call.metadata);
         const stepFromMetadata = metadataText(call.metadata, stepHeader);
         const log = callLog("GenerateStream", session, call.request.stepId || stepFromMetadata);
-        // Refused before the engine sees the call, so it is in no episode (the log still says why).
-        const bad = overLimitStatus(call.request) ?? checkSessionName(session) ?? checkStepIds(call.request.stepId, stepFromMetadata, "metadata");
+        // Refused before the engine sees the call, so it is in no episode (the log still says why);
+        // the engine refuses a malformed step id the same way.
+        const bad = overLimitStatus(call.request) ?? checkSessionName(session);
         if (bad) {
           log.ifRefused(bad);
           return fail(statusError(bad));

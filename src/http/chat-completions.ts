@@ -1,5 +1,4 @@
 import type { ServerResponse } from "node:http";
-import { checkStepIds } from "../engine/check-step-id.js";
 import type { Stub } from "../engine/create-stub.js";
 import type { CallLog } from "../engine/run-call.js";
 import { badRequestError, httpErrorOf } from "./http-error.js";
@@ -62,13 +61,6 @@ async function answer(stub: Stub, res: ServerResponse, parsed: ReturnType<typeof
     return { status: 400, ...refused(Code.INVALID_ARGUMENT, parsed.error.message) };
   }
   const { request, stream, includeUsage } = parsed.value;
-  // A malformed step id is refused like a bad session name: before the call runs, in no episode.
-  const badStep = checkStepIds(request.stepId, target.step, "header");
-  if (badStep) {
-    const e = httpErrorOf(badStep);
-    sendError(res, e);
-    return { status: e.status, ...refused(badStep.code, badStep.message) };
-  }
   const controller = new AbortController();
   // HTTP has no deadline header: only the client going away cuts a call off.
   const onClose = () => {
@@ -86,6 +78,8 @@ async function answer(stub: Stub, res: ServerResponse, parsed: ReturnType<typeof
       method: stream ? "stream" : "generate",
       request,
       stepFromMetadata: target.step || undefined,
+      // A malformed step id is refused by the engine, in no episode, naming the header.
+      stepCarrier: "header",
       signal: controller.signal,
       budgetMs: Infinity,
       onStart: (s) => {
