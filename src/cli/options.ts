@@ -1,3 +1,4 @@
+import { maxDurationMs, parseDuration } from "../engine/parse-duration.js";
 import { parseArgs } from "node:util";
 
 /** One option of a command: its flag, its environment variable of the same meaning, its default. */
@@ -92,4 +93,17 @@ export function intOption(options: ResolvedOptions, name: string): number | unde
   if (v === undefined || typeof v === "boolean") return undefined;
   if (!/^\d+$/.test(v)) throw new UsageError(`--${name} must be a whole number, not ${JSON.stringify(v)}`);
   return Number(v);
+}
+
+/**
+ * A duration option in ms (undefined when unset), like `10s` or `500ms`, at most 24 days: Node's
+ * timers fire at once past 2^31-1 ms, so a longer one would act immediately.
+ */
+export function durationOption(options: ResolvedOptions, name: string, { example, allowZero = true }: { example: string; allowZero?: boolean }): number | undefined {
+  const raw = options[name];
+  if (raw === undefined || typeof raw === "boolean") return undefined;
+  const ms = parseDuration(raw);
+  if (ms === undefined || (!allowZero && ms === 0)) throw new UsageError(`--${name} must be a duration like ${example}, not ${JSON.stringify(raw)}`);
+  if (ms > maxDurationMs) throw new UsageError(`--${name} must be at most 24 days (34560m), not ${JSON.stringify(raw)}`);
+  return ms;
 }

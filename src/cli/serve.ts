@@ -4,14 +4,13 @@ import type { CompiledScript } from "../engine/compile-script.js";
 import { createStub, type Stub } from "../engine/create-stub.js";
 import { defaultScript } from "../engine/default-script.js";
 import { loadScriptFile } from "../engine/load-script.js";
-import { maxDurationMs, parseDuration } from "../engine/parse-duration.js";
 import { ScriptError } from "../engine/script-error.js";
 import { splitAddress, startGrpcServer, type RunningGrpcServer } from "../grpc/start-grpc-server.js";
 import { parseHttpAddress, startHttpServer, type RunningHttpServer } from "../http/start-http-server.js";
 import { createLogger, type LogFormat, type LogLevel, type Logger } from "../log/create-logger.js";
 import { createRecorder, type Recorder } from "../record/create-recorder.js";
 import { prepareRecordDir, RecordDirError } from "../record/prepare-record-dir.js";
-import { formatOptionsHelp, intOption, resolveOptions, UsageError, type OptionSource, type ResolvedOptions } from "./options.js";
+import { durationOption, formatOptionsHelp, intOption, resolveOptions, UsageError, type OptionSource, type ResolvedOptions } from "./options.js";
 import { serveOptions } from "./serve-options.js";
 import { TlsFileError, tlsCredentials } from "./tls-credentials.js";
 
@@ -74,16 +73,6 @@ function logFormatOf(options: ResolvedOptions): LogFormat {
   const f = options["log-format"];
   if (f === "json" || f === "text") return f;
   return process.stderr.isTTY ? "text" : "json";
-}
-
-/** --session-idle-timeout in ms, or undefined when it is off (the default). */
-function sessionIdleTimeoutOf(options: ResolvedOptions): number | undefined {
-  const raw = options["session-idle-timeout"];
-  if (raw === undefined || raw === false) return undefined;
-  const ms = parseDuration(String(raw));
-  if (ms === undefined || ms === 0) throw new UsageError(`--session-idle-timeout must be a duration like 10m or 30s, not ${JSON.stringify(raw)}`);
-  if (ms > maxDurationMs) throw new UsageError(`--session-idle-timeout must be at most 24 days (34560m), not ${JSON.stringify(raw)}`);
-  return ms;
 }
 
 /**
@@ -200,12 +189,10 @@ export async function serve(argv: string[]): Promise<number> {
         `refusing to serve HTTP on ${httpAddress} without a token: anyone who reaches it can drive its sessions. Set --control-token (or MODELSTUB_CONTROL_TOKEN), which every HTTP request must then send as \`authorization: Bearer TOKEN\`, or bind a loopback address`,
       );
     }
-    const graceMs = parseDuration(String(options["grace"]));
-    if (graceMs === undefined) throw new UsageError(`--grace must be a duration like 10s or 500ms, not ${JSON.stringify(options["grace"])}`);
-    // Node's timers fire at once past 2^31-1 ms: a longer grace would cut calls off immediately.
-    if (graceMs > maxDurationMs) throw new UsageError(`--grace must be at most 24 days (34560m), not ${JSON.stringify(options["grace"])}`);
+    const graceMs = durationOption(options, "grace", { example: "10s or 500ms" })!;
     const maxMessageBytes = intOption(options, "max-message-bytes")!;
-    const idleTimeoutMs = sessionIdleTimeoutOf(options);
+    // Off unless given; 0 would evict every session between its calls.
+    const idleTimeoutMs = durationOption(options, "session-idle-timeout", { example: "10m or 30s", allowZero: false });
     let credentials;
     try {
       credentials = await tlsCredentials(options["tls-cert"] as string | undefined, options["tls-key"] as string | undefined);

@@ -124,7 +124,15 @@ const finishReasons: Record<string, FinishReason> = {
 
 function compileStatus(e: ErrorInput, fallback: string): CallStatus {
   const code = typeof e.code === "number" ? e.code : Code[e.code as CodeName];
-  return { code, message: e.message ?? fallback, trailers: Object.entries(e.trailers ?? {}) };
+  return { code, message: e.message ?? fallback, trailers: Object.entries(e.trailers ?? {}).map(([k, v]) => [k, k.endsWith("-bin") ? canonicalBase64(v) : v] as const) };
+}
+
+/**
+ * A `-bin` trailer's base64 as every port gives it back: padded. The script may leave padding
+ * off; the bytes travel, so the episode, the in-process port and a gRPC client's base64 agree.
+ */
+function canonicalBase64(value: string): string {
+  return Buffer.from(value, "base64").toString("base64");
 }
 
 /** A declared wait in ms, refused past maxDurationMs (see there why); `what` names it in the message. */

@@ -162,7 +162,11 @@ class Execution implements RunningCall {
    */
   async drained(ready: Promise<void>): Promise<void> {
     const signal = this.signal;
-    if (signal.aborted) throw signal.reason;
+    if (signal.aborted) {
+      // Nobody waits on it now: a later failure of the transport must not go unhandled.
+      ready.catch(() => {});
+      throw signal.reason;
+    }
     let onAbort: (() => void) | undefined;
     try {
       await new Promise<void>((resolve, reject) => {

@@ -17,19 +17,12 @@ import { checkSessionName, type Stub } from "../engine/create-stub.js";
 import { loadScriptText } from "../engine/load-script.js";
 import { ScriptError } from "../engine/script-error.js";
 import { Code } from "../engine/status-code.js";
-import { timingSafeEqual } from "node:crypto";
+import { sameToken } from "../engine/same-token.js";
 import { metadataText, statusError } from "./call-context.js";
 import { createFrameWriter } from "./create-frame-writer.js";
 import { fitStatusDetails } from "./fit-status-details.js";
 
 type Handler = (request: { session?: string } & Record<string, unknown>) => unknown;
-
-/** Constant-time comparison: a token check must not tell by its timing how much was right. */
-function sameToken(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
 
 /** The status a failed control call answers with. */
 function statusOfError(err: unknown): { code: number; details: string } {

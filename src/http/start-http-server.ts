@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { sameToken } from "../engine/same-token.js";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { checkSessionName, type Stub } from "../engine/create-stub.js";
 import { Code } from "../engine/status-code.js";
@@ -76,12 +76,6 @@ function targetOf(raw: string): { url: URL } | { error: string } {
     return { error: `the path ${JSON.stringify(url.pathname.slice(0, 200))} has malformed percent-encoding: every % must start an escape (%XX) of UTF-8 bytes` };
   }
   return { url };
-}
-
-function sameToken(given: string, token: string): boolean {
-  const a = createHash("sha256").update(given).digest();
-  const b = createHash("sha256").update(token).digest();
-  return timingSafeEqual(a, b);
 }
 
 /** A 401 when the front needs a token and the request does not carry it. */

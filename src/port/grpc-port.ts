@@ -36,7 +36,7 @@ function toError(err: ServiceError): ModelCallError {
   for (const [k, values] of Object.entries(err.metadata?.getMap() ?? {})) {
     // A `-bin` trailer arrives as bytes: back to the base64 the script gave it in.
     if (typeof values === "string") trailers.push([k, values]);
-    else if (k.endsWith("-bin")) trailers.push([k, Buffer.from(values).toString("base64")]);
+    else if (k.endsWith("-bin")) trailers.push([k, values.toString("base64")]);
   }
   return new ModelCallError(err.code, err.details, trailers);
 }
