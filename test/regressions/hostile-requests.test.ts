@@ -154,7 +154,9 @@ describe("a burst of stream resets on one channel", () => {
     return ended;
   }
 
-  const normalCall = () => new Promise<ServiceError | null>((resolve) => client.makeUnaryRequest(path, pass, pass, hello, new Metadata(), { deadline: Date.now() + 5000 }, (err) => resolve(err)));
+  /** waitForReady: if the burst cost the connection, the call waits for the channel's next one instead of failing on the old. */
+  const normalCall = () =>
+    new Promise<ServiceError | null>((resolve) => client.makeUnaryRequest(path, pass, pass, hello, new Metadata({ waitForReady: true }), { deadline: Date.now() + 10_000 }, (err) => resolve(err)));
 
   it.runIf(nodeSetsStreamResetLimit())(
     "ends every call CANCELLED or DEADLINE_EXCEEDED, none INTERNAL, and the channel goes on serving",
@@ -167,19 +169,24 @@ describe("a burst of stream resets on one channel", () => {
     60_000,
   );
 
+  /*
+   * Whether nghttp2's bucket runs dry depends on how fast the burst arrives (it refills 33 a
+   * second), so on a loaded machine it may not: what holds either way is that no call ends in
+   * any other way, that a dropped connection says so, and that the channel serves afterwards.
+   */
   it.skipIf(nodeSetsStreamResetLimit())(
-    "on Node 20 (no option for it) still loses the connection past nghttp2's 1,000 resets: calls on it end INTERNAL, and the channel reconnects",
+    "on Node 20 (no option for it) ends every call CANCELLED, DEADLINE_EXCEEDED or, past nghttp2's 1,000 resets, INTERNAL for a dropped connection; a call retried once after it is served",
     async () => {
       const ended = await burst();
-      const internal = ended.get(Code.INTERNAL) ?? [];
-      expect(internal.length).toBeGreaterThan(0);
-      for (const details of internal) expect(details).toContain("Received RST_STREAM with code 2");
-      // The channel opens a new connection: a call made after the burst is served.
+      for (const code of ended.keys()) expect([Code.CANCELLED, Code.DEADLINE_EXCEEDED, Code.INTERNAL]).toContain(code);
+      expect([...ended.values()].reduce((n, list) => n + list.length, 0)).toBe(6000);
+      for (const details of ended.get(Code.INTERNAL) ?? []) expect(details).toContain("Received RST_STREAM with code 2");
+      // nghttp2 may drop the connection after the burst's last call has ended, under the next
+      // call: that call ends the same documented way, and one retry (the README's advice) is
+      // served on the channel's new connection.
       let err = await normalCall();
-      for (let i = 0; err && i < 10; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        err = await normalCall();
-      }
+      if (err) expect(err).toMatchObject({ code: Code.INTERNAL, details: expect.stringContaining("Received RST_STREAM with code 2") });
+      if (err) err = await normalCall();
       expect(err).toBeNull();
     },
     60_000,
