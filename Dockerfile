@@ -1,44 +1,78 @@
-# modelstub: a deterministic, scripted stand-in for a language model, over gRPC.
+# modelstub: a deterministic, scripted stand-in for a language model, over gRPC and HTTP.
 #
 #   docker build -t modelstub .
-#   docker run --rm -p 50051:50051 -v "$PWD/scripts:/scripts:ro" \
-#     -v "$PWD/episodes:/episodes" -e MODELSTUB_RECORD_DIR=/episodes \
-#     -e MODELSTUB_SCRIPT=/scripts/agent.yaml -e MODELSTUB_CONTROL_TOKEN=change-me modelstub
+#   docker run --rm -p 127.0.0.1:50051:50051 -p 127.0.0.1:8080:8080 \
+#     -v "$PWD/examples:/scripts:ro" -e MODELSTUB_SCRIPT=/scripts/streaming.yaml \
+#     -e MODELSTUB_CONTROL_TOKEN=change-me modelstub
 #
-# .ci/docker-check.mjs carries out these steps without a Docker engine: keep its expectations
-# (stages named build and runtime, one instruction per line, exec-form ENTRYPOINT, CMD and
-# HEALTHCHECK; absolute paths in a RUN step are taken inside the image) when editing.
+# docs/container.md documents the image: ports, mounts, variables, health, shutdown, CI recipes.
+# CI (.ci/run.d/30-container.sh) builds this file with podman and runs it, substituting
+# NODE_IMAGE with a base made locally (Debian bookworm + the official node binary of the same
+# version, .ci/container/make-base.sh): keep the version in NODE_IMAGE's default exact
+# (node:X.Y.Z-bookworm-slim), since CI reads it from there.
 
-FROM node:20-bookworm-slim AS build
+# The current Node LTS on Debian slim. Pinned to a release, so a rebuild is the same Node.
+ARG NODE_IMAGE=node:24.22.3-bookworm-slim
+
+# Build: dev dependencies, TypeScript and the bundle; then the production dependencies only.
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json rolldown.config.mjs ./
 COPY gen ./gen
 COPY src ./src
-RUN npm run build
+# The build also runs the CLI (bin/) once, to write the script schema.
+COPY bin ./bin
+RUN npm run build && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 
-FROM node:20-bookworm-slim AS runtime
-ENV NODE_ENV=production
-# Bind every interface inside the container; publish the port with -p. ControlService then
-# requires MODELSTUB_CONTROL_TOKEN (modelstub refuses to start without one).
-ENV MODELSTUB_GRPC=0.0.0.0:50051
-# Shutdown grace under `docker stop`'s 10 s: calls still running at 5 s are cut off and every
-# episode is written before Docker's SIGKILL (give `docker stop -t` more to raise it).
-ENV MODELSTUB_GRACE=5s
-# Scripts: mount a folder at /scripts and point MODELSTUB_SCRIPT at a file in it; without
-# MODELSTUB_SCRIPT the built-in default script is served.
+# The runtime tree: the base without what only building needs (npm, npx, corepack, yarn and the
+# C headers: about 90 MB), plus the app. The last stage copies it whole as one layer, so what is
+# removed here is really gone from the image.
+FROM ${NODE_IMAGE} AS tree
+RUN rm -rf /usr/local/include /usr/local/lib/node_modules /usr/local/bin/npm /usr/local/bin/npx \
+      /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg /opt/yarn-* \
+      /usr/local/share/doc /usr/local/share/man /tmp/* \
+ && mkdir -p /scripts /episodes && chown node:node /episodes
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
-COPY --from=build /app/dist/bundle ./dist/bundle
+COPY package.json ./
 COPY bin ./bin
 COPY examples ./examples
-# Episodes: the image runs as `node`, so the one place it may write is made its own. Mount a
-# host folder here and set MODELSTUB_RECORD_DIR=/episodes to keep them.
-RUN mkdir /episodes && chown node:node /episodes
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist/bundle ./dist/bundle
+
+FROM scratch AS runtime
+COPY --from=tree / /
+# package.json's version: CI fails when the two differ. SOURCE: the repository's address.
+ARG VERSION=0.1.0
+ARG SOURCE=unknown
+ARG NODE_IMAGE
+LABEL org.opencontainers.image.title="modelstub" \
+      org.opencontainers.image.description="A deterministic, scripted stand-in for a language model, over gRPC and the OpenAI HTTP dialect" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.source="${SOURCE}" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.base.name="${NODE_IMAGE}"
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    NODE_ENV=production
+# gRPC on every interface of the container, the OpenAI-compatible HTTP front beside it. Off
+# loopback both require MODELSTUB_CONTROL_TOKEN (modelstub refuses to start without one), and
+# every HTTP request must then send it as `authorization: Bearer TOKEN` (an OpenAI SDK's apiKey).
+# `-e MODELSTUB_HTTP=` turns the HTTP front off.
+ENV MODELSTUB_GRPC=0.0.0.0:50051 \
+    MODELSTUB_HTTP=0.0.0.0:8080
+EXPOSE 50051 8080
+# Scripts: mount a folder at /scripts and point MODELSTUB_SCRIPT at a file in it; without
+# MODELSTUB_SCRIPT the built-in default script is served. Episodes are written to /episodes at
+# shutdown (the one folder the `node` user owns): mount a folder writable by uid 1000 there.
+ENV MODELSTUB_RECORD_DIR=/episodes
+# Shutdown grace under `docker stop`'s 10 s: calls still running at 5 s are cut off and every
+# episode is written before the engine's SIGKILL (give `docker stop -t` more to raise it).
+# Node is PID 1 and handles SIGTERM itself (no init needed: modelstub starts no children).
+ENV MODELSTUB_GRACE=5s
+STOPSIGNAL SIGTERM
 USER node
-EXPOSE 50051
+WORKDIR /app
 # `modelstub health` probes what MODELSTUB_GRPC names (0.0.0.0 on the loopback), over TLS when
 # MODELSTUB_TLS_CERT is set: overriding either at `docker run` needs no new HEALTHCHECK.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 CMD ["node", "bin/modelstub.js", "health"]

@@ -853,15 +853,16 @@ const lines = [
 process.stdout.write(lines.join("\n") + "\n");
 
 // --readme: the table (with the machine, the command and the date) replaces what stands between
-// the README's bench markers, so the README always shows one whole run, never a hand-edited mix.
+// the bench markers of docs/performance.md, so the page always shows one whole run, never a
+// hand-edited mix.
 if (argv.readme) {
-  const readme = path.join(REPO_DIR, "README.md");
+  const readme = path.join(REPO_DIR, "docs/performance.md");
   const text = fs.readFileSync(readme, "utf8");
   const open = "<!-- section:bench -->";
   const close = "<!-- /section:bench -->";
   const a = text.indexOf(open);
   const b = text.indexOf(close);
-  if (a < 0 || b < a) throw new Error(`README.md has no ${open} ... ${close} markers`);
+  if (a < 0 || b < a) throw new Error(`docs/performance.md has no ${open} ... ${close} markers`);
   const command = `node bench/run.mjs${process.argv.slice(2).filter((x) => x !== "--readme").map((x) => " " + x).join("")}`;
   const machine = `${os.cpus().length} x ${os.cpus()[0]?.model ?? "unknown CPU"}, ${round(os.totalmem() / 2 ** 30, 0)} GiB, ${os.type()} ${os.release()}`;
   const block = [
@@ -875,7 +876,7 @@ if (argv.readme) {
     close,
   ].join("\n");
   fs.writeFileSync(readme, text.slice(0, a) + block + text.slice(b + close.length));
-  process.stderr.write("bench: wrote the table into README.md\n");
+  process.stderr.write("bench: wrote the table into docs/performance.md\n");
 }
 
 const outFile = argv.out ?? path.join(BENCH_DIR, "results", "latest.json");

@@ -14,7 +14,7 @@ export const httpRequestBody = () => JSON.stringify({ model: MODEL, messages: [{
 const tokens = (s) => (s.length === 0 ? 0 : Math.ceil(Buffer.byteLength(s, "utf8") / 4));
 
 /**
- * modelstub's reply to the request, built the way its HTTP front writes it (README "Wire
+ * modelstub's reply to the request, built the way its HTTP front writes it (docs/http.md "Wire
  * output"), with a 4-digit call sequence in the id like the gRPC floor's reply. Used for the
  * floor when modelstub is not built; otherwise the floor answers modelstub's own reply.
  */

@@ -6,13 +6,16 @@ import { episodeDifference } from "../engine/episode-difference.js";
 import { Code } from "../engine/status-code.js";
 import { createControlClient } from "../port/control-client.js";
 import { ModelCallError } from "../port/model-port.js";
+import { clientOptions, clientTarget, controlTokenOption, type ClientTarget } from "./client-target.js";
 import { formatOptionsHelp, resolveOptions, UsageError, type OptionSpec } from "./options.js";
 
+const [addrOption, ...tlsOptions] = clientOptions("Server to fetch from (when no FILE is given).");
 const specs: OptionSpec[] = [
-  { name: "addr", env: "MODELSTUB_ADDR", type: "string", arg: "HOST:PORT", default: "127.0.0.1:50051", description: "Server to fetch from (when no FILE is given)." },
+  addrOption!,
   { name: "session", type: "string", arg: "NAME", default: "default", description: "Session to fetch." },
   { name: "out", type: "string", arg: "FILE", description: "Also write the episode's deterministic bytes to FILE." },
-  { name: "control-token", env: "MODELSTUB_CONTROL_TOKEN", type: "string", arg: "TOKEN", description: "Bearer token for a server that requires one." },
+  controlTokenOption,
+  ...tlsOptions,
   { name: "help", type: "boolean", description: "Print this help." },
 ];
 
@@ -66,8 +69,8 @@ async function compare(a: string, b: string): Promise<number> {
  * twice) does not past 2 MiB. A server older than ExportEpisode answers UNIMPLEMENTED; then
  * GetEpisode, asking for the bytes only.
  */
-async function fetchEpisodeBytes(address: string, session: string, token: string | undefined): Promise<Uint8Array> {
-  const client = createControlClient(address, { token });
+async function fetchEpisodeBytes(target: ClientTarget, session: string, token: string | undefined): Promise<Uint8Array> {
+  const client = createControlClient(target.addr, { token, credentials: target.creds, channelOptions: target.channelOptions });
   try {
     return (await client.exportEpisode(session)).bytes;
   } catch (err) {
@@ -85,7 +88,7 @@ export async function episode(argv: string[]): Promise<number> {
       if (argv.length !== 3) throw new UsageError("compare takes two episode files");
       return await compare(argv[1]!, argv[2]!);
     }
-    const { options, positionals } = resolveOptions(specs, argv);
+    const { options, positionals, sources } = resolveOptions(specs, argv);
     if (options["help"]) {
       process.stdout.write(usage);
       return 0;
@@ -96,7 +99,8 @@ export async function episode(argv: string[]): Promise<number> {
     if (positionals[0]) {
       ({ episode: ep, bytes } = await readEpisodeFile(positionals[0]));
     } else {
-      bytes = await fetchEpisodeBytes(String(options["addr"]), String(options["session"]), options["control-token"] as string | undefined);
+      const target = await clientTarget(options, sources["addr"] === "default");
+      bytes = await fetchEpisodeBytes(target, String(options["session"]), options["control-token"] as string | undefined);
       ep = fromBinary(EpisodeSchema, bytes);
     }
     if (options["out"]) await writeFile(String(options["out"]), bytes);

@@ -1,6 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { credentials as grpcCredentials, makeGenericClientConstructor, type ChannelCredentials, type ChannelOptions, type ServiceError } from "@grpc/grpc-js";
-import { readFile } from "node:fs/promises";
+import { makeGenericClientConstructor, type ServiceError } from "@grpc/grpc-js";
 import {
   Health,
   HealthCheckRequestSchema,
@@ -10,28 +9,15 @@ import {
 import { parseDuration } from "../engine/parse-duration.js";
 import { Code } from "../engine/status-code.js";
 import { serviceDefinition } from "../grpc/service-definition.js";
-import { formatOptionsHelp, resolveOptions, UsageError, type OptionSpec, type ResolvedOptions } from "./options.js";
+import { clientOptions, clientTarget, type ClientTarget } from "./client-target.js";
+import { formatOptionsHelp, resolveOptions, UsageError, type OptionSpec } from "./options.js";
 
+const [addrOption, ...tlsOptions] = clientOptions("Server to probe.");
 const specs: OptionSpec[] = [
-  {
-    name: "addr",
-    env: "MODELSTUB_ADDR",
-    type: "string",
-    arg: "HOST:PORT",
-    default: "127.0.0.1:50051",
-    description: "Server to probe. Without it, the address `serve` reads from MODELSTUB_GRPC when that is set (0.0.0.0, :: and [::] probe the loopback), so a HEALTHCHECK needs no flags.",
-  },
+  addrOption!,
   { name: "service", type: "string", arg: "NAME", default: "", description: 'Service to ask about; "" is the whole server.' },
   { name: "timeout", type: "string", arg: "DURATION", default: "1s", description: "How long to wait for the connection and the answer." },
-  { name: "tls", type: "boolean", description: "Connect with TLS. On by itself when MODELSTUB_TLS_CERT is set (the server's certificate, as `serve` reads it)." },
-  {
-    name: "tls-ca",
-    env: "MODELSTUB_TLS_CA",
-    type: "string",
-    arg: "FILE",
-    description:
-      "PEM root certificate to trust with --tls. Default: the certificate in MODELSTUB_TLS_CERT when set (trusted as it is, whatever host name it carries, since the probe dials the server it names), else the system roots. Give the CA here for a CA-signed certificate.",
-  },
+  ...tlsOptions,
   { name: "help", type: "boolean", description: "Print this help." },
 ];
 
@@ -45,43 +31,6 @@ ${formatOptionsHelp(specs)}
 `;
 
 const HealthClient = makeGenericClientConstructor(serviceDefinition(Health), "Health");
-
-/** The address to probe for a server bound to `bind`: a wildcard bind is probed on the loopback. */
-export function probeAddressOf(bind: string): string {
-  const colon = bind.lastIndexOf(":");
-  if (colon < 0) return bind;
-  const host = bind.slice(0, colon);
-  const port = bind.slice(colon + 1);
-  if (host === "0.0.0.0" || host === "") return `127.0.0.1:${port}`;
-  if (host === "::" || host === "[::]") return `[::1]:${port}`;
-  return bind;
-}
-
-/**
- * The probe's target and credentials. Flags first, then MODELSTUB_ADDR / MODELSTUB_TLS_CA, then
- * what `serve` reads from the same environment (MODELSTUB_GRPC, MODELSTUB_TLS_CERT): in a
- * container the HEALTHCHECK probes the server the image configured, TLS included, with no flags.
- */
-async function targetOf(
-  options: ResolvedOptions,
-  addrFromDefault: boolean,
-  env: NodeJS.ProcessEnv,
-): Promise<{ addr: string; creds: ChannelCredentials; channelOptions?: ChannelOptions }> {
-  const addr = addrFromDefault && env["MODELSTUB_GRPC"] ? probeAddressOf(env["MODELSTUB_GRPC"]) : String(options["addr"]);
-  const serverCert = env["MODELSTUB_TLS_CERT"] || undefined;
-  if (!options["tls"] && !serverCert) return { addr, creds: grpcCredentials.createInsecure() };
-  const ca = options["tls-ca"] as string | undefined;
-  if (ca) return { addr, creds: grpcCredentials.createSsl(await readFile(ca)) };
-  if (!serverCert) return { addr, creds: grpcCredentials.createSsl(null) };
-  // Trusting exactly the server's own certificate: whichever name it was issued for, it is the
-  // one the probe expects, so the host name check (which a loopback address would fail) is off.
-  // A name for SNI keeps Node from warning about an IP address as the TLS server name.
-  return {
-    addr,
-    creds: grpcCredentials.createSsl(await readFile(serverCert), null, null, { checkServerIdentity: () => undefined }),
-    channelOptions: { "grpc.ssl_target_name_override": "localhost" },
-  };
-}
 
 /** `modelstub health`. */
 export async function health(argv: string[]): Promise<number> {
@@ -105,9 +54,9 @@ export async function health(argv: string[]): Promise<number> {
     process.stderr.write(`modelstub health: --timeout must be a duration like 1s or 500ms\n`);
     return 1;
   }
-  let target: Awaited<ReturnType<typeof targetOf>>;
+  let target: ClientTarget;
   try {
-    target = await targetOf(options, sources["addr"] === "default", process.env);
+    target = await clientTarget(options, sources["addr"] === "default", process.env);
   } catch (err) {
     process.stderr.write(`modelstub health: cannot read the certificate to trust: ${(err as Error).message}\n`);
     return 1;

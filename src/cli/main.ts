@@ -1,3 +1,6 @@
+import { nearestName } from "../engine/nearest-name.js";
+import { packageVersion } from "./version.js";
+
 // Commands load on demand: `serve` must reach SERVING fast, so it never pays for the others.
 const commands: Record<string, { run: (argv: string[]) => Promise<number>; about: string }> = {
   serve: { run: async (a) => (await import("./serve.js")).serve(a), about: "serve a script over gRPC (the built-in default script without --script)" },
@@ -5,6 +8,7 @@ const commands: Record<string, { run: (argv: string[]) => Promise<number>; about
   schema: { run: async (a) => (await import("./schema.js")).schema(a), about: "print the JSON Schema of the script format" },
   episode: { run: async (a) => (await import("./episode.js")).episode(a), about: "print a recorded episode as JSON, or compare two episodes" },
   health: { run: async (a) => (await import("./health.js")).health(a), about: "probe a server's health (exit 0 serving, 2 no connection, 3 RPC failed, 4 not serving)" },
+  session: { run: async (a) => (await import("./session.js")).session(a), about: "list, load, reset, verify or delete a running server's sessions" },
 };
 
 /** Registers a command (later layers add theirs: health, ...). */
@@ -23,20 +27,36 @@ ${Object.entries(commands)
   .map(([k, c]) => `  ${k.padEnd(width)}  ${c.about}`)
   .join("\n")}
 
-Run \`modelstub <command> --help\` for a command's options.
+Run \`modelstub <command> --help\` for a command's options, \`modelstub --version\` for the version.
 `;
+}
+
+/**
+ * Whether --version is among the flags: before a `--`, which ends them. Any command takes it, so
+ * `modelstub serve --grpc ... --version` answers the version of the very command line's binary.
+ */
+function asksVersion(argv: string[]): boolean {
+  const end = argv.indexOf("--");
+  return (end < 0 ? argv : argv.slice(0, end)).includes("--version");
 }
 
 /** The CLI entry point: returns the process exit code. */
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  if (asksVersion(argv)) {
+    process.stdout.write(`modelstub ${packageVersion()}\n`);
+    return 0;
+  }
   if (!name || name === "--help" || name === "-h" || name === "help") {
     process.stdout.write(help());
     return name ? 0 : 2;
   }
   const command = commands[name];
   if (!command) {
-    process.stderr.write(`modelstub: unknown command ${JSON.stringify(name)}\n\n${help()}`);
+    // A near miss gets its correction alone: the full help would bury it.
+    const near = nearestName(name, Object.keys(commands));
+    if (near) process.stderr.write(`modelstub: unknown command ${JSON.stringify(name)}; did you mean ${JSON.stringify(near)}?\n`);
+    else process.stderr.write(`modelstub: unknown command ${JSON.stringify(name)}\n\n${help()}`);
     return 2;
   }
   return command.run(rest);

@@ -1,3 +1,4 @@
+import { nearestName } from "../engine/nearest-name.js";
 import { maxDurationMs, parseDuration } from "../engine/parse-duration.js";
 import { parseArgs } from "node:util";
 
@@ -45,6 +46,8 @@ export function resolveOptions(
       strict: true,
     });
   } catch (err) {
+    const unknown = /^Unknown option '([^']+)'/.exec((err as Error).message);
+    if (unknown) throw new UsageError(unknownOptionMessage(unknown[1]!, specs.map((s) => s.name)));
     throw new UsageError((err as Error).message.replace(/\. To specify a positional argument.*$/, ""));
   }
   const options: ResolvedOptions = {};
@@ -68,6 +71,15 @@ export function resolveOptions(
     options[s.name] = v;
   }
   return { options, positionals: parsed.positionals, sources };
+}
+
+/**
+ * `unknown option --scrpt; did you mean --script?`: the closest known flag (nearestName, the
+ * script checker's typo rule), so a slip costs no trip to --help. `names` are without dashes.
+ */
+export function unknownOptionMessage(flag: string, names: readonly string[]): string {
+  const near = nearestName(flag.replace(/^-+/, ""), names);
+  return near ? `unknown option ${flag}; did you mean --${near}?` : `unknown option ${flag} (see --help for the options)`;
 }
 
 /** The options part of --help, one block per option. */

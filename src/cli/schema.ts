@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ScriptSchema } from "../engine/script-schema.js";
+import { resolveOptions, UsageError } from "./options.js";
 
 /** The JSON Schema of the script format, derived from the zod schema (never written twice). */
 export function scriptJsonSchema(): Record<string, unknown> {
@@ -12,7 +13,15 @@ export function scriptJsonSchema(): Record<string, unknown> {
 
 /** `modelstub schema`: prints the JSON Schema. */
 export async function schema(argv: string[]): Promise<number> {
-  if (argv.includes("--help")) {
+  let help;
+  try {
+    help = resolveOptions([{ name: "help", type: "boolean", description: "Print this help." }], argv).options["help"];
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`modelstub schema: ${err.message}\n`);
+    return 2;
+  }
+  if (help) {
     process.stdout.write("usage: modelstub schema\n\nPrints the JSON Schema of the script format, for editors (see README).\n");
     return 0;
   }

@@ -13,6 +13,7 @@ import { prepareRecordDir, RecordDirError } from "../record/prepare-record-dir.j
 import { durationOption, formatOptionsHelp, intOption, resolveOptions, UsageError, type OptionSource, type ResolvedOptions } from "./options.js";
 import { serveOptions } from "./serve-options.js";
 import { TlsFileError, tlsCredentials } from "./tls-credentials.js";
+import { startedByNpm, watchParent } from "./watch-parent.js";
 
 const usage = `usage: modelstub serve [options]
 
@@ -21,6 +22,8 @@ reflection), and optionally as the OpenAI chat-completions dialect over HTTP. Ev
 also be set by the environment variable named beside it; a flag wins over its variable.
 
 ${formatOptionsHelp(serveOptions)}
+
+Started by npm (npm start, npx), it also shuts down gracefully when its parent process exits.
 
 Exit codes: 0 after a graceful shutdown (SIGTERM or SIGINT), 1 after one in which an episode
 could not be written to --record-dir, 2 for a bad option, a bad script, TLS files that cannot be
@@ -126,7 +129,10 @@ function drained(stub: Stub, ms: number): Promise<boolean> {
   });
 }
 
-/** Catches SIGTERM and SIGINT once; `received` resolves with the first one's name. */
+/**
+ * Catches SIGTERM and SIGINT once; `received` resolves with the first one's name. Under npm it
+ * also stops when the parent process exits (watchParent): npm's SIGTERM may never reach us.
+ */
 function catchStopSignals(): { received: Promise<string>; release(): void } {
   let stop: (sig: string) => void = () => {};
   const received = new Promise<string>((resolve) => {
@@ -135,7 +141,9 @@ function catchStopSignals(): { received: Promise<string>; release(): void } {
       resolve(sig);
     };
   });
+  const unwatch = startedByNpm(process.env) ? watchParent(() => stop("parent process exited")) : () => undefined;
   const release = () => {
+    unwatch();
     process.off("SIGTERM", stop);
     process.off("SIGINT", stop);
   };

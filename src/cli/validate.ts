@@ -1,23 +1,50 @@
+import type { CompiledScript } from "../engine/compile-script.js";
 import { loadScriptFile } from "../engine/load-script.js";
 import { ScriptError } from "../engine/script-error.js";
+import { resolveOptions, UsageError, type OptionSpec } from "./options.js";
+
+const specs: OptionSpec[] = [{ name: "help", type: "boolean", description: "Print this help." }];
+
+const usage = "usage: modelstub validate FILE...\n\nChecks script files. Prints each problem as FILE:LINE:COLUMN: FIELD: message (hint); exits 0 when every file is valid, 1 otherwise.\n";
+
+/**
+ * Loads and checks one script file, printing its problems to stderr exactly as `validate` does
+ * (the capped lines of formatIssues); undefined when it is invalid. `session load` checks with
+ * this before it sends anything, so both commands say the same about the same file.
+ */
+export async function checkScriptFile(file: string): Promise<CompiledScript | undefined> {
+  try {
+    return await loadScriptFile(file);
+  } catch (err) {
+    if (!(err instanceof ScriptError)) throw err;
+    for (const line of err.lines) process.stderr.write(`${line}\n`);
+    return undefined;
+  }
+}
 
 /** `modelstub validate FILE...`: checks every file, prints its problems, exits 0 or 1. */
 export async function validate(argv: string[]): Promise<number> {
-  if (argv.includes("--help") || argv.length === 0) {
-    process.stdout.write("usage: modelstub validate FILE...\n\nChecks script files. Prints each problem as FILE:LINE:COLUMN: FIELD: message (hint); exits 0 when every file is valid, 1 otherwise.\n");
-    return argv.length === 0 ? 2 : 0;
+  let parsed;
+  try {
+    parsed = resolveOptions(specs, argv);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`modelstub validate: ${err.message}\n\n${usage}`);
+    return 2;
+  }
+  const files = parsed.positionals;
+  if (parsed.options["help"] || files.length === 0) {
+    process.stdout.write(usage);
+    return files.length === 0 && !parsed.options["help"] ? 2 : 0;
   }
   let failed = 0;
-  for (const file of argv) {
-    try {
-      const script = await loadScriptFile(file);
-      process.stdout.write(`${file}: ok (${script.entryCount} entr${script.entryCount === 1 ? "y" : "ies"} in ${script.lists.size} list${script.lists.size === 1 ? "" : "s"})\n`);
-    } catch (err) {
-      if (!(err instanceof ScriptError)) throw err;
+  for (const file of files) {
+    const script = await checkScriptFile(file);
+    if (!script) {
       failed++;
-      // The capped lines: the first problems and a count of the rest (see formatIssues).
-      for (const line of err.lines) process.stderr.write(`${line}\n`);
+      continue;
     }
+    process.stdout.write(`${file}: ok (${script.entryCount} entr${script.entryCount === 1 ? "y" : "ies"} in ${script.lists.size} list${script.lists.size === 1 ? "" : "s"})\n`);
   }
   return failed === 0 ? 0 : 1;
 }

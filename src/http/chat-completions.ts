@@ -23,11 +23,22 @@ const sseHeaders: [string, string][] = [
  * Ends the link abruptly: the script's "link that dies". The socket is ended after what was
  * written is flushed, so the client sees every chunk sent before the break, then a body that
  * stops without its terminating chunk (no `[DONE]`), or no answer at all.
+ *
+ * What was written may not have reached the socket yet: `res.write()` corks until the next
+ * tick. Node 20 corks the socket, which end() flushes; Node 24 corks the response, which holds
+ * a chunked body's writes (and the head before them) in its own buffer that `socket.end()`
+ * knows nothing of, so the FIN went alone and the client saw no answer at all. The response is
+ * uncorked first, as many times as it says it is corked: that hands its buffer to the socket,
+ * and end() sends it before the FIN.
  */
 function dropLink(res: ServerResponse): void {
   const socket = res.socket;
-  if (socket) socket.end();
-  else res.destroy();
+  if (!socket) {
+    res.destroy();
+    return;
+  }
+  for (let n = res.writableCorked; n > 0; n--) res.uncork();
+  socket.end();
 }
 
 /** The log fields of a chat request answered before it ran. */

@@ -1,6 +1,15 @@
 import { create, type DescMessage } from "@bufbuild/protobuf";
-import { credentials as grpcCredentials, makeGenericClientConstructor, Metadata, type ChannelCredentials, type Client, type ClientReadableStream, type ServiceError } from "@grpc/grpc-js";
-import { ControlService, ExportEpisodeRequestSchema, type ExportEpisodeResponse } from "../../gen/modelstub/v1/control_pb.js";
+import {
+  credentials as grpcCredentials,
+  makeGenericClientConstructor,
+  Metadata,
+  type ChannelCredentials,
+  type ChannelOptions,
+  type Client,
+  type ClientReadableStream,
+  type ServiceError,
+} from "@grpc/grpc-js";
+import { ControlService, ExportEpisodeRequestSchema, type ExportEpisodeResponse, type ListSessionsResponse, type SessionInfo } from "../../gen/modelstub/v1/control_pb.js";
 import { Code } from "../engine/status-code.js";
 import { serviceDefinition } from "../grpc/service-definition.js";
 import { ModelCallError } from "./model-port.js";
@@ -23,6 +32,13 @@ export interface ControlClient {
    * Rejects with a ModelCallError: the call's status, or DATA_LOSS when the chunks do not add up.
    */
   exportEpisode(session: string, options?: { timeoutMs?: number }): Promise<ExportedEpisode>;
+  /** The sessions the server keeps (ListSessions), sorted by name. */
+  listSessions(options?: { timeoutMs?: number }): Promise<SessionInfo[]>;
+  /**
+   * Resolves once the channel is connected, or rejects within `timeoutMs` (with the reason
+   * grpc-js gives): tells "no server there" apart from a call the server answered with an error.
+   */
+  ready(timeoutMs: number): Promise<void>;
   close(): void;
 }
 
@@ -62,16 +78,19 @@ function reassemble(stream: ClientReadableStream<ExportEpisodeResponse>): Promis
   });
 }
 
-/** Connects a ControlService client; `token` is sent as `authorization: Bearer <token>`. */
-export function createControlClient(address: string, opts: { token?: string; credentials?: ChannelCredentials } = {}): ControlClient {
-  const client = new ControlClientCtor(address, opts.credentials ?? grpcCredentials.createInsecure()) as unknown as Client &
+/**
+ * Connects a ControlService client; `token` is sent as `authorization: Bearer <token>`.
+ * `credentials` and `channelOptions` are for TLS (default: plaintext).
+ */
+export function createControlClient(address: string, opts: { token?: string; credentials?: ChannelCredentials; channelOptions?: ChannelOptions } = {}): ControlClient {
+  const client = new ControlClientCtor(address, opts.credentials ?? grpcCredentials.createInsecure(), opts.channelOptions) as unknown as Client &
     Record<string, (req: object, md: Metadata, o: object, cb: (e: ServiceError | null, r: unknown) => void) => void>;
   const metadata = () => {
     const md = new Metadata();
     if (opts.token) md.set("authorization", `Bearer ${opts.token}`);
     return md;
   };
-  return {
+  const control: ControlClient = {
     call(method, request, options) {
       return new Promise((resolve, reject) => {
         // Plain objects are welcome: they become the method's request message here.
@@ -86,6 +105,13 @@ export function createControlClient(address: string, opts: { token?: string; cre
       const stream = exportEpisode.call(client, create(ExportEpisodeRequestSchema, { session }), metadata(), { deadline: Date.now() + (options?.timeoutMs ?? 60_000) });
       return reassemble(stream);
     },
+    async listSessions(options) {
+      return (await control.call<ListSessionsResponse>("ListSessions", {}, options)).sessions;
+    },
+    ready(timeoutMs) {
+      return new Promise((resolve, reject) => client.waitForReady(Date.now() + timeoutMs, (err) => (err ? reject(err) : resolve())));
+    },
     close: () => client.close(),
   };
+  return control;
 }

@@ -13,7 +13,10 @@ function importsOf(file: string): string[] {
   return [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^"']*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1] ?? m[2]!);
 }
 
-// engine <- transports (grpc, http, port, record, log) <- cli: imports only point down this list.
+// engine <- transports (grpc, http, port, record, log) <- cli and library: imports only point
+// down this list. The CLI and the library are two faces of the same transports, side by side:
+// neither imports the other, so the package's API never drags in option parsing, and the CLI
+// never depends on what the library adds. src/index.ts, the package's entry, re-exports.
 const layers: Record<string, string[]> = {
   engine: [],
   record: ["engine"],
@@ -22,6 +25,8 @@ const layers: Record<string, string[]> = {
   http: ["engine", "log"],
   port: ["engine", "grpc"],
   cli: ["engine", "grpc", "http", "port", "record", "log"],
+  library: ["engine", "grpc", "http", "port", "record", "log"],
+  "index.ts": ["library", "port", "engine"],
 };
 const transportPackages = ["@grpc/grpc-js", "@grpc/reflection", "node:http", "node:http2", "node:net"];
 

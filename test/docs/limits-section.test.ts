@@ -14,13 +14,13 @@ import { maxJsonDepth } from "../../src/http/parse-chat-request.js";
 import { httpTimeouts } from "../../src/http/start-http-server.js";
 
 /*
- * README's "Limits" section claims to list every limit the server applies. These checks keep it
- * from falling behind the code: each limit constant is named in a row that gives its value, and
- * each `--max-*` option (and the other options that bound something) has a row with its
- * variable and default.
+ * The "Limits" section of docs/operations.md claims to list every limit the server applies. These
+ * checks keep it from falling behind the code: each limit constant is named in a row that gives
+ * its value, and each `--max-*` option (and the other options that bound something) has a row
+ * with its variable and default.
  */
-const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-const section = /<!-- section:limits -->([\s\S]*?)<!-- \/section:limits -->/.exec(readme)?.[1] ?? "";
+const page = readFileSync(new URL("../../docs/operations.md", import.meta.url), "utf8");
+const section = /<!-- section:limits -->([\s\S]*?)<!-- \/section:limits -->/.exec(page)?.[1] ?? "";
 const rows = section.split("\n").filter((line) => line.startsWith("|"));
 
 /** The table rows that name `name` in backticks (alone, or as the start of a longer name in backticks). */
@@ -28,14 +28,14 @@ function rowsNaming(name: string): string[] {
   return rows.filter((row) => row.includes("`" + name + "`") || row.includes("`" + name + " "));
 }
 
-/** A number as the README writes it: 524,288. */
+/** A number as the docs write it: 524,288. */
 const written = (n: number) => n.toLocaleString("en-US");
 
-describe('README "Limits"', () => {
-  it("is a section of its own, after Operations and before the HTTP front", () => {
+describe('docs/operations.md "Limits"', () => {
+  it("is a section of its own, after the rest of Operations, listed in the page's contents", () => {
     expect(section).toContain("## Limits");
-    expect(readme.indexOf("<!-- section:limits -->")).toBeGreaterThan(readme.indexOf("<!-- /section:ops -->"));
-    expect(readme.indexOf("<!-- section:limits -->")).toBeLessThan(readme.indexOf("## OpenAI-compatible HTTP"));
+    expect(page.indexOf("<!-- section:limits -->")).toBeGreaterThan(page.indexOf("## Streams and slow readers"));
+    expect(page.slice(page.indexOf("<!-- toc -->"), page.indexOf("<!-- /toc -->"))).toContain("[Limits](#limits)");
   });
 
   const constants: [string, number][] = [

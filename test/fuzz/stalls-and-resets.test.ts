@@ -12,7 +12,7 @@ import { createRng, replay, scaled } from "./prng.js";
  * Batches 4 and 5, on a server with the real clock: GenerateStream calls of large echoes whose
  * readers never read, then cancel (memory back within bound, `running` back to 0); and bursts
  * of calls cancelled right after they start or cut by short deadlines on several channels,
- * staying under 1,000 resets per connection (Node 20's nghttp2 limit: README "Safety when
+ * staying under 1,000 resets per connection (Node 20's nghttp2 limit: docs/operations.md "Safety when
  * exposed"). After each, the good call.
  */
 

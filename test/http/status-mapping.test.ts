@@ -1,8 +1,9 @@
+import { readFileSync } from "node:fs";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rawRequest, startHttpStub, type HttpStub } from "./http-stub.js";
 
-/** [gRPC code, HTTP status, error type, error code]: the README's table. */
+/** [gRPC code, HTTP status, error type, error code]: the table of docs/http.md, "Failures over HTTP". */
 const table: [string, number, string, string][] = [
   ["CANCELLED", 499, "invalid_request_error", "cancelled"],
   ["UNKNOWN", 500, "server_error", "unknown"],
@@ -36,6 +37,32 @@ ${table.map(([code]) => `  ${code}:\n    - error: { code: ${code}, message: "scr
 `;
 
 const body: OpenAI.ChatCompletionCreateParamsNonStreaming = { model: "m", messages: [{ role: "user", content: "go" }] };
+
+/**
+ * The rows of that table as docs/http.md writes them: a row may join codes with " / " (their
+ * error codes likewise) and explain a code in parentheses.
+ */
+function documentedTable(): [string, number, string, string][] {
+  const page = readFileSync(new URL("../../docs/http.md", import.meta.url), "utf8");
+  const start = page.indexOf("| Script / engine code | HTTP | `type` | `code` |");
+  const rows = page.slice(start).split("\n").slice(2);
+  const out: [string, number, string, string][] = [];
+  for (const row of rows) {
+    if (!row.startsWith("|")) break;
+    const [codes, status, type, errorCodes] = row.split("|").slice(1, 5).map((c) => c.trim());
+    const names = codes!.replace(/\s*\(.*\)/, "").split(" / ");
+    const errors = errorCodes!.split(" / ");
+    names.forEach((name, i) => out.push([name, Number(status), type!, errors[i] ?? errors[0]!]));
+  }
+  return out;
+}
+
+describe("docs/http.md's status table", () => {
+  it("is the mapping these tests check, row for row", () => {
+    const byCode = (a: [string, ...unknown[]], b: [string, ...unknown[]]) => a[0].localeCompare(b[0]);
+    expect(documentedTable().sort(byCode)).toEqual([...table].sort(byCode));
+  });
+});
 
 describe("scripted failures over HTTP", () => {
   let h: HttpStub;

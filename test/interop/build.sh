@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Builds the interop executors (Go, Python, Rust, TypeScript) that drive a modelstub server
-# through the same scenario, the README snippets, and a pinned grpcurl. Usage:
+# through the same scenario, and a pinned grpcurl. (docs/clients.md's projects are built by
+# snippets.sh, with the page's own commands, in these caches.) Usage:
 #
 #   test/interop/build.sh [--force] [go] [python] [rust] [ts] [grpcurl]   (none named: all)
 #
 # Outputs (all git-ignored):
-#   test/interop/.build/bin/executor-{go,python,rust,ts}, snippet-*   wrappers to run
+#   test/interop/.build/bin/executor-{go,python,rust,ts}   wrappers to run
 #   .cache/bin/grpcurl           grpcurl $GRPCURL_VERSION, by go install
 #   test/interop/.build/go/      protoc plugins, generated Go code, the Go binary
 #   test/interop/.build/python/  generated Python stubs
@@ -38,6 +39,7 @@ done
 GRPCURL_VERSION=v1.9.4
 
 mkdir -p "$BUILD/bin" "$CACHE"
+rm -f "$BUILD"/bin/snippet-*   # the README snippets' wrappers, before docs/clients.md replaced them
 
 die() { echo "interop build: $*" >&2; exit 1; }
 now_ms() { date +%s%3N; }
@@ -110,8 +112,8 @@ build_go() {
   export GOFLAGS="$(go env GOFLAGS) -modcacherw"
   local out="$BUILD/go" hash buf="$ROOT/node_modules/.bin/buf"
   EXTRA="$gov $( [ -x "$buf" ] && "$buf" --version)" \
-    hash="$(stamp_of "$HERE"/go/go.mod "$HERE"/go/go.sum "$HERE"/go/gen.go.mod "$HERE"/go/buf.gen.yaml "$HERE"/go/*.go "$HERE"/go/snippet/*.go $(protos))"
-  if fresh "$out/stamp" "$hash" "$out/bin/executor" "$out/bin/snippet"; then
+    hash="$(stamp_of "$HERE"/go/go.mod "$HERE"/go/go.sum "$HERE"/go/gen.go.mod "$HERE"/go/buf.gen.yaml "$HERE"/go/*.go $(protos))"
+  if fresh "$out/stamp" "$hash" "$out/bin/executor"; then
     echo "go: up to date"; return
   fi
   mkdir -p "$out/bin" "$out/gen"
@@ -140,9 +142,7 @@ build_go() {
   fi
   echo "go: building executor"
   (cd "$HERE/go" && go build -trimpath -buildvcs=false -o "$out/bin/executor" .) || die "go build of the executor failed"
-  (cd "$HERE/go" && go build -trimpath -buildvcs=false -o "$out/bin/snippet" ./snippet) || die "go build of the README snippet failed"
   wrapper executor-go "$out/bin/executor"
-  wrapper snippet-go "$out/bin/snippet"
   echo "$hash" > "$out/stamp"
 }
 
@@ -152,7 +152,7 @@ build_rust() {
   local hash out="$BUILD/rust" bin="$CARGO_TARGET_DIR/release/executor"
   EXTRA="$rv $(cargo --version)" \
     hash="$(stamp_of "$HERE"/rust/Cargo.toml "$HERE"/rust/Cargo.lock "$HERE"/rust/build.rs $(find "$HERE/rust/src" -type f | LC_ALL=C sort) $(protos))"
-  if fresh "$out/stamp" "$hash" "$bin" "$CARGO_TARGET_DIR/release/snippet"; then
+  if fresh "$out/stamp" "$hash" "$bin"; then
     echo "rust: up to date"; return
   fi
   mkdir -p "$out"
@@ -160,27 +160,16 @@ build_rust() {
   (cd "$HERE/rust" && cargo build --release --locked ${CARGO_BUILD_JOBS:+-j "$CARGO_BUILD_JOBS"}) \
     || die "cargo build of the Rust executor failed"
   wrapper executor-rust "$bin"
-  wrapper snippet-rust "$CARGO_TARGET_DIR/release/snippet"
   echo "$hash" > "$out/stamp"
 }
 
 build_ts() {
   need node "install Node 20+ to run the interop suite"
-  [ -f "$ROOT/dist/src/port/grpc-port.js" ] && [ -x "$ROOT/node_modules/.bin/tsc" ] \
+  [ -f "$ROOT/dist/src/port/grpc-port.js" ] \
     || die "no built TypeScript port in dist/: run 'npm ci' (or 'npm run build') at the repository root"
-  local hash out="$BUILD/ts"
-  EXTRA="$(node --version)" hash="$(stamp_of "$HERE/ts/snippet.ts" $(find "$ROOT/gen" -name '*.ts' | LC_ALL=C sort))"
   wrapper executor-ts node "$HERE/ts/executor.mjs"
-  if fresh "$out/stamp" "$hash" "$out/test/interop/ts/snippet.js"; then
-    echo "ts: up to date"; return
-  fi
-  echo "ts: compiling the README snippet"
-  # Inside the checkout, so the output resolves @grpc/grpc-js from the root node_modules.
-  rm -rf "$out"
-  "$ROOT/node_modules/.bin/tsc" --outDir "$out" --rootDir "$ROOT" --target es2022 --module node16 \
-    --moduleResolution node16 --strict --skipLibCheck --types node "$HERE/ts/snippet.ts" || die "tsc of ts/snippet.ts failed"
-  wrapper snippet-ts node "$out/test/interop/ts/snippet.js"
-  echo "$hash" > "$out/stamp"
+  rm -rf "$BUILD/ts"   # the compiled README snippet, before docs/clients.md replaced it
+  echo "ts: executor-ts runs ts/executor.mjs on dist/ (nothing to compile)"
 }
 
 build_grpcurl() {

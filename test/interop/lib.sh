@@ -4,16 +4,22 @@
 #   interop_setup NAME [LABEL]   WORK=a fresh folder; ok/bad lines start with LABEL
 #   start_server SCRIPT LOG      serves SCRIPT on 127.0.0.1:0; sets SERVER_PID and ADDR
 #   stop_server                  stops it and waits for it
+# A server started in a process group of its own (setsid) sets SERVER_PGID too: the whole group
+# is stopped, so a server behind a shell (snippets.sh runs docs/clients.md's command) goes too.
 # Needs ROOT (the repository root) and a built server (npm run build).
 
 interop_setup() {
   WORK="$(mktemp -d "${TMPDIR:-/tmp}/modelstub-$1.XXXXXX")"
   LABEL="${2:-}"
-  SERVER_PID=""
+  SERVER_PID=""; SERVER_PGID=""
   passed=0; failed=0
   trap 'interop_cleanup' EXIT
 }
-interop_cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"; }
+interop_cleanup() {
+  [ -n "$SERVER_PGID" ] && kill -- "-$SERVER_PGID" 2>/dev/null
+  [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null
+  rm -rf "$WORK"
+}
 
 ok() { passed=$((passed + 1)); echo "ok   $LABEL$*"; }
 bad() { failed=$((failed + 1)); echo "FAIL $LABEL$*"; }
@@ -34,4 +40,7 @@ start_server() {
   echo "the server did not start:" >&2; cat "$2" >&2
   return 1
 }
-stop_server() { kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""; }
+stop_server() {
+  if [ -n "$SERVER_PGID" ]; then kill -- "-$SERVER_PGID" 2>/dev/null; else kill "$SERVER_PID" 2>/dev/null; fi
+  wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""; SERVER_PGID=""
+}

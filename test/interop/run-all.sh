@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `npm run test:interop`: builds the interop clients (build.sh), then runs the scenario suite
-# (run.sh), the README examples (snippets.sh) and the grpcurl session (grpcurl.sh); each starts
-# and stops its own servers. Ends with one "N passed, N failed" line; exits 1 on any failure or
+# (run.sh), docs/clients.md's client projects (snippets.sh) and the grpcurl session
+# (grpcurl.sh); each starts and stops its own servers. Ends with one "N passed, N failed" line; exits 1 on any failure or
 # on a missing toolchain (named). npm runs `npm run build` first (pretest:interop).
 set -uo pipefail
 

@@ -182,7 +182,7 @@ describe("a burst of stream resets on one channel", () => {
       expect([...ended.values()].reduce((n, list) => n + list.length, 0)).toBe(6000);
       for (const details of ended.get(Code.INTERNAL) ?? []) expect(details).toContain("Received RST_STREAM with code 2");
       // nghttp2 may drop the connection after the burst's last call has ended, under the next
-      // call: that call ends the same documented way, and one retry (the README's advice) is
+      // call: that call ends the same documented way, and one retry (the advice of docs/operations.md) is
       // served on the channel's new connection.
       let err = await normalCall();
       if (err) expect(err).toMatchObject({ code: Code.INTERNAL, details: expect.stringContaining("Received RST_STREAM with code 2") });

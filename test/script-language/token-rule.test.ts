@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { create } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
 import { GenerateRequestSchema, Role } from "../../gen/modelstub/v1/model_pb.js";
@@ -10,7 +11,14 @@ afterEach(async () => {
 });
 
 describe("the token rule", () => {
-  it("rounds each text up on its own and sums them: the README's worked example", async () => {
+  it("is written out in docs/script.md with the numbers checked below", () => {
+    const page = readFileSync(new URL("../../docs/script.md", import.meta.url), "utf8").replace(/\s+/g, " ");
+    expect(page).toContain("**The token rule**");
+    expect(page).toContain("make 3 + 3 + 1 + 4 = **11** input tokens, where their 37 bytes rounded once would make 10");
+    expect(page).toContain("the reply `Done.` (5 bytes) is 2 output tokens; total 13");
+  });
+
+  it("rounds each text up on its own and sums them: the worked example of docs/script.md", async () => {
     server = await startStubServer('entries: [{ reply: "Done." }]', { clock: "virtual" });
     const request = create(GenerateRequestSchema, {
       model: "m",

@@ -11,7 +11,7 @@ import { startStubServer, type StubServer } from "../support/start-stub-server.j
 
 /*
  * Every script in examples/ loads, and is driven through the real gRPC server on a virtual
- * clock, so the examples the README points at keep doing what their comments say.
+ * clock, so the examples docs/script.md points at keep doing what their comments say.
  */
 
 const examples = new URL("../../examples/", import.meta.url);
@@ -34,12 +34,15 @@ const textDeltas = (frames: { frame: { case?: string | undefined; value?: unknow
   frames.flatMap((f) => (f.frame.case === "textDelta" ? [f.frame.value as string] : []));
 const declared = (s: StubServer, session: string) => s.stub.episode(session).calls.map((c) => [Number(c.startMs), Number(c.endMs)]);
 
+/** The files at the top of examples/: scripts (its folders hold client and container projects). */
+const scriptFiles = async () => (await readdir(examples, { withFileTypes: true })).filter((d) => d.isFile()).map((d) => d.name).sort();
+
 /** The examples each test below drives; a new example without a test fails the first test. */
 const driven = ["branching-agent.yaml", "default.yaml", "failures.yaml", "hello.yaml", "regex-captures.json", "retry-story.yaml", "streaming.yaml"];
 
 describe("examples/", () => {
-  it("holds only scripts that load, each driven by a test here", async () => {
-    const files = (await readdir(examples)).sort();
+  it("holds at its top level only scripts that load, each driven by a test here (folders hold client and container projects)", async () => {
+    const files = await scriptFiles();
     expect(files).toEqual(driven);
     for (const f of files) await expect(loadScriptFile(`examples/${f}`)).resolves.toMatchObject({ entryCount: expect.any(Number) });
   });

@@ -1,0 +1,248 @@
+#!/usr/bin/env node
+// The container check (issue 14): builds the Dockerfile for real with podman and runs the image
+// the way docs/container.md tells users to, then checks what a CI user relies on.
+//
+//   node .ci/container/check.mjs BASE_IMAGE     (run by .ci/run.d/30-container.sh)
+//
+// 1. Build: `podman build` of the Dockerfile with NODE_IMAGE=BASE_IMAGE (a local stand-in of the
+//    same Node version, make-base.sh) and `--format docker` (the OCI format drops HEALTHCHECK).
+//    A broken Dockerfile line fails here.
+// 2. The image: Node version = the Dockerfile's, OCI labels (version = package.json's, licence,
+//    source), both ports exposed, a non-root user, the HEALTHCHECK command, its size.
+// 3. The documented run: the block of docs/container.md marked RUN_MARKER is run verbatim by
+//    bash in a scratch folder, with `docker` a function that calls podman, swapping each
+//    `-p 127.0.0.1:HOST:CONTAINER` for host networking (--network=host, the server bound to
+//    127.0.0.1 on a free port by MODELSTUB_GRPC / MODELSTUB_HTTP) and the names for this check's:
+//    publishing ports would make podman add a bridge and iptables rules on the host.
+// 4. Waits for `podman healthcheck run` to report healthy; a Generate, a GenerateStream and an
+//    HTTP chat completion from the host; GetEpisode.
+// 5. `podman stop`: exit code 0 before the stop timeout (a graceful drain, not a SIGKILL), and the
+//    episode files on the host mount whole and byte-equal to what GetEpisode returned.
+// 6. Cleans up by name (container, image; the cached base stays) and checks the host's links,
+//    iptables rules and ip_forward are as they were.
+// Ends with "N passed, N failed". CONTAINER_CONTEXT=DIR builds another tree (to try a broken copy).
+import { spawnSync } from "node:child_process";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { create } from "@bufbuild/protobuf";
+import { parse as parseYaml } from "yaml";
+
+const repo = resolve(dirname(new URL(import.meta.url).pathname), "../..");
+const context = resolve(process.env.CONTAINER_CONTEXT ?? repo);
+const { createGrpcPort } = await import(join(repo, "dist/src/port/grpc-port.js"));
+const { createControlClient } = await import(join(repo, "dist/src/port/control-client.js"));
+const { GenerateRequestSchema, MessageSchema, Role } = await import(join(repo, "dist/gen/modelstub/v1/model_pb.js"));
+
+const base = process.argv[2] ?? fail0("usage: check.mjs BASE_IMAGE");
+const IMAGE = "localhost/modelstub-ci-check:latest";
+const NAME = "modelstub-ci-check";
+// The docs block this check runs; docs/container.md puts this exact comment before it.
+const RUN_MARKER = "<!-- not run: the container step (.ci/run.d/30-container.sh) runs this same command -->";
+const TOKEN_HEADER = (t) => ({ authorization: `Bearer ${t}` });
+
+function fail0(msg) {
+  console.error(`container-check: ${msg}`);
+  process.exit(1);
+}
+let passed = 0;
+let failed = 0;
+const check = (ok, what, detail = "") => {
+  if (ok) passed++;
+  else failed++;
+  console.log(`${ok ? "ok  " : "FAIL"} ${what}${ok || !detail ? "" : `: ${detail}`}`);
+  return ok;
+};
+const podman = (args, opts = {}) => spawnSync("podman", args, { encoding: "utf8", maxBuffer: 64 << 20, ...opts });
+const seconds = (t0) => ((performance.now() - t0) / 1000).toFixed(1);
+const freePort = () =>
+  new Promise((res, rej) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => res(port));
+    });
+    s.on("error", rej);
+  });
+const netState = () =>
+  ["ip -br link", "iptables -S", "iptables -t nat -S", "cat /proc/sys/net/ipv4/ip_forward"]
+    .map((c) => `${c}:\n${spawnSync("bash", ["-c", c], { encoding: "utf8" }).stdout}`)
+    .join("\n");
+const cleanup = () => {
+  podman(["rm", "-f", "-t", "0", NAME]);
+  podman(["rmi", "-f", IMAGE]);
+};
+const finish = () => {
+  console.log(`\n${passed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+};
+
+const pkg = JSON.parse(readFileSync(join(repo, "package.json"), "utf8"));
+const dockerfile = readFileSync(join(context, "Dockerfile"), "utf8");
+const nodeVersion = /^ARG NODE_IMAGE=node:(\d+\.\d+\.\d+)-/m.exec(dockerfile)?.[1];
+check(!!nodeVersion && Number(nodeVersion.split(".")[0]) >= 24, "the Dockerfile's NODE_IMAGE is an exact Node 24+ release", nodeVersion);
+
+let scratch; // the documented run's folder, removed at the end
+const net0 = netState();
+cleanup(); // what a killed earlier run may have left, by name
+
+// 1. Build.
+let t0 = performance.now();
+const build = podman(
+  ["build", "--format", "docker", "--pull=never", "--network=host", "--layers=false", "--build-arg", `NODE_IMAGE=${base}`, "-t", IMAGE, "-f", join(context, "Dockerfile"), context],
+  { stdio: ["ignore", "pipe", "pipe"] },
+);
+const buildSeconds = seconds(t0);
+if (!check(build.status === 0, `podman build of the Dockerfile (${buildSeconds} s)`, `exit ${build.status}\n${(build.stdout + build.stderr).split("\n").slice(-25).join("\n")}`)) {
+  cleanup();
+  finish();
+}
+
+try {
+  await run();
+} catch (err) {
+  check(false, "the check ran to its end", err?.stack ?? String(err));
+} finally {
+  cleanup();
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+}
+check(podman(["container", "exists", NAME]).status !== 0, `container ${NAME} removed`);
+check(podman(["image", "exists", IMAGE]).status !== 0, `image ${IMAGE} removed`);
+const net1 = netState();
+check(net1 === net0, "the host's links, iptables rules and ip_forward are unchanged", `before:\n${net0}\nafter:\n${net1}`);
+finish();
+
+async function run() {
+  // 2. The image.
+  const [info] = JSON.parse(podman(["image", "inspect", IMAGE]).stdout);
+  const cfg = info.Config ?? {};
+  const labels = cfg.Labels ?? {};
+  const mb = (info.Size / 1e6).toFixed(0);
+  console.log(`image ${IMAGE}: ${mb} MB (${info.Size} bytes) on ${base}, built in ${buildSeconds} s`);
+  check(labels["org.opencontainers.image.version"] === pkg.version, "label org.opencontainers.image.version is package.json's version", `${labels["org.opencontainers.image.version"]} != ${pkg.version}`);
+  check(labels["org.opencontainers.image.licenses"] === pkg.license, "label org.opencontainers.image.licenses is package.json's licence", labels["org.opencontainers.image.licenses"]);
+  check(!!labels["org.opencontainers.image.source"], "label org.opencontainers.image.source is set");
+  check("50051/tcp" in (cfg.ExposedPorts ?? {}) && "8080/tcp" in (cfg.ExposedPorts ?? {}), "ports 50051 and 8080 are exposed", JSON.stringify(cfg.ExposedPorts));
+  const health = (info.Healthcheck ?? info.HealthCheck ?? cfg.Healthcheck)?.Test ?? [];
+  check(JSON.stringify(health) === JSON.stringify(["CMD", "node", "bin/modelstub.js", "health"]), "HEALTHCHECK runs modelstub health", JSON.stringify(health));
+  const inImage = (cmd) => podman(["run", "--rm", "--network=host", "--entrypoint", "sh", IMAGE, "-c", cmd]).stdout.trim();
+  check(inImage("node --version") === `v${nodeVersion}`, `the image runs Node ${nodeVersion}, the Dockerfile's`, inImage("node --version"));
+  check(inImage("id -u") !== "0" && inImage("id -un") === "node", "the image runs as the non-root user node", inImage("id -un"));
+  check(inImage("command -v npm || echo none") === "none", "the runtime carries no npm (build-only)");
+
+  // 3. The documented run, in a scratch folder (a clone's examples/ beside it).
+  const runBlock = docsBlock();
+  scratch = mkdtempSync(join(tmpdir(), "modelstub-container-"));
+  cpSync(join(repo, "examples"), join(scratch, "examples"), { recursive: true });
+  const [grpcPort, httpPort] = [await freePort(), await freePort()];
+  const shim = `
+docker() {
+  [ "$1" = run ] || { echo "container-check: the documented block may only 'docker run'" >&2; return 2; }
+  shift
+  local args=(run --network=host) envs=() p
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      -p|--publish) p="$2"; shift 2
+        case "$p" in
+          127.0.0.1:*:50051) envs+=(-e "MODELSTUB_GRPC=127.0.0.1:${grpcPort}") ;;
+          127.0.0.1:*:8080) envs+=(-e "MODELSTUB_HTTP=127.0.0.1:${httpPort}") ;;
+          *) echo "container-check: -p $p is not bound to 127.0.0.1 or not to 50051/8080" >&2; return 2 ;;
+        esac ;;
+      --name) args+=(--name "${NAME}"); shift 2 ;;
+      modelstub) args+=("\${envs[@]}" "${IMAGE}"); shift ;;
+      *) args+=("$1"); shift ;;
+    esac
+  done
+  podman "\${args[@]}"
+}
+set -e
+`;
+  t0 = performance.now();
+  const started = spawnSync("bash", ["-c", shim + runBlock], { cwd: scratch, encoding: "utf8" });
+  if (!check(started.status === 0, `the documented docker run, as podman (${seconds(t0)} s)`, `exit ${started.status}: ${started.stderr}`)) return;
+  const env = Object.fromEntries((/MODELSTUB_CONTROL_TOKEN=(\S+)/.exec(runBlock) ?? []).slice(1).map((t) => ["token", t]));
+  check(!!env.token, "the documented run sets MODELSTUB_CONTROL_TOKEN");
+
+  // 4. Healthy, then calls from the host.
+  t0 = performance.now();
+  let healthy = false;
+  for (let i = 0; i < 60 && !healthy; i++) {
+    healthy = podman(["healthcheck", "run", NAME]).status === 0;
+    if (!healthy) await new Promise((r) => setTimeout(r, 500));
+  }
+  if (!check(healthy, `podman healthcheck run reports healthy (${seconds(t0)} s)`, podman(["logs", NAME]).stderr)) return;
+
+  const addr = `127.0.0.1:${grpcPort}`;
+  const model = createGrpcPort(addr);
+  const control = createControlClient(addr, { token: env.token });
+  const user = (content) => create(GenerateRequestSchema, { model: "modelstub", messages: [create(MessageSchema, { role: Role.USER, content })] });
+  const one = await model.generate(user("one whole reply"), { timeoutMs: 10_000 });
+  check(one.message?.content === "All in one piece.", "Generate answers from the mounted examples script", one.message?.content);
+  const chunks = [];
+  for await (const f of model.generateStream(user("explicit chunks"), { timeoutMs: 10_000 })) if (f.frame.case === "textDelta") chunks.push(f.frame.value);
+  check(JSON.stringify(chunks) === JSON.stringify(["Hello", ", ", "streaming ", "world!"]), "GenerateStream streams the script's chunks", JSON.stringify(chunks));
+  const res = await fetch(`http://127.0.0.1:${httpPort}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...TOKEN_HEADER(env.token) },
+    body: JSON.stringify({ model: "modelstub", messages: [{ role: "user", content: "hi" }] }),
+  });
+  const body = await res.json().catch(() => ({}));
+  check(res.status === 200 && body.choices?.[0]?.message?.content === "Split into words by default.", "the HTTP front answers a chat completion", `${res.status} ${JSON.stringify(body)}`);
+  const got = await control.call("GetEpisode", { session: "default" });
+  check(got.episode?.calls?.length === 3, "GetEpisode holds the three calls", String(got.episode?.calls?.length));
+  model.close();
+  control.close();
+
+  // 5. Graceful stop.
+  t0 = performance.now();
+  const stop = podman(["stop", "-t", "10", NAME]);
+  const stopSeconds = Number(seconds(t0));
+  const [state] = JSON.parse(podman(["inspect", NAME]).stdout).map((c) => c.State);
+  check(stop.status === 0 && state.ExitCode === 0 && stopSeconds < 10, `podman stop: exit code 0 after ${stopSeconds} s, before the 10 s SIGKILL`, `stop exit ${stop.status}, container exit ${state.ExitCode}, ${stopSeconds} s${state.ExitCode === 137 ? " (SIGKILL: if the logs end in \"stopped\", node finished the drain but did not exit: a connection left open keeps its event loop alive; seen here on the gRPC port, half-closed by the server, while this check still held its closed grpc-js channel)" : ""}\n${podman(["logs", NAME]).stderr}`);
+  const logs = ((l) => l.stdout + l.stderr)(podman(["logs", NAME]));
+  check(/"msg":"shutting down".*"signal":"SIGTERM"/.test(logs) && /"msg":"stopped"/.test(logs), "the logs show SIGTERM reached node (PID 1) and the drain ended in \"stopped\"", logs.split("\n").slice(-5).join("\n"));
+  const dir = join(scratch, "episodes");
+  const files = existsSync(dir) ? readdirSync(dir).sort() : [];
+  check(JSON.stringify(files) === JSON.stringify(["default.episode.binpb", "default.episode.json"]), "the episodes mount holds default.episode.binpb and .json, no temp files", files.join(", "));
+  if (files.includes("default.episode.binpb")) {
+    const onDisk = readFileSync(join(dir, "default.episode.binpb"));
+    check(Buffer.compare(onDisk, Buffer.from(got.episodeBinpb)) === 0, "episodes/default.episode.binpb is byte-equal to GetEpisode's bytes before the stop", `${onDisk.length} vs ${got.episodeBinpb.length} bytes`);
+    check(statSync(join(dir, "default.episode.binpb")).uid === 1000, "the episode file is written by uid 1000 (node)");
+  }
+  if (files.includes("default.episode.json")) {
+    let json;
+    try {
+      json = JSON.parse(readFileSync(join(dir, "default.episode.json"), "utf8"));
+    } catch (err) {
+      json = { error: String(err) };
+    }
+    check(Array.isArray(json.calls) && json.calls.length === 3, "episodes/default.episode.json is whole: it parses and holds the three calls", JSON.stringify(json).slice(0, 300));
+  }
+  checkCompose();
+}
+
+// The block after RUN_MARKER in docs/container.md: the one the docs give for `docker run`.
+function docsBlock() {
+  const md = readFileSync(join(repo, "docs/container.md"), "utf8");
+  const at = md.indexOf(`${RUN_MARKER}\n\`\`\`sh\n`);
+  if (at < 0) throw new Error(`docs/container.md has no sh block after ${RUN_MARKER}`);
+  const start = md.indexOf("\n", md.indexOf("```sh", at)) + 1;
+  const block = md.slice(start, md.indexOf("\n```", start));
+  check(/^docker run .*modelstub$/m.test(block.replace(/\\\n\s*/g, "")), "docs/container.md's run block is a docker run of the image `modelstub`", block);
+  return block;
+}
+
+// The compose example is not run (no compose here); check what it promises against the image.
+function checkCompose() {
+  const file = join(repo, "docs/container/compose.yaml");
+  const doc = parseYaml(readFileSync(file, "utf8"));
+  const svc = doc.services?.modelstub ?? {};
+  check(JSON.stringify(svc.healthcheck?.test) === JSON.stringify(["CMD", "node", "bin/modelstub.js", "health"]), "compose.yaml: modelstub's healthcheck is the image's", JSON.stringify(svc.healthcheck?.test));
+  check((svc.ports ?? []).every((p) => String(p).startsWith("127.0.0.1:")), "compose.yaml: published ports are bound to 127.0.0.1", JSON.stringify(svc.ports));
+  const waits = Object.values(doc.services ?? {}).some((s) => s?.depends_on?.modelstub?.condition === "service_healthy");
+  check(waits, "compose.yaml: a client service waits for modelstub to be healthy");
+  const md = readFileSync(join(repo, "docs/container.md"), "utf8");
+  const at = md.indexOf("<!-- snippet: docs/container/compose.yaml -->\n```yaml\n");
+  const shown = at < 0 ? "" : md.slice(md.indexOf("\n", md.indexOf("```yaml", at)) + 1, md.indexOf("\n```", md.indexOf("```yaml", at)) + 1);
+  check(shown === readFileSync(file, "utf8"), "docs/container.md shows docs/container/compose.yaml as it is");
+}

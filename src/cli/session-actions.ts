@@ -1,0 +1,121 @@
+import { create, toJsonString, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import { readFile } from "node:fs/promises";
+import {
+  DeleteSessionResponseSchema,
+  ListSessionsResponseSchema,
+  LoadScriptResponseSchema,
+  ResetSessionResponseSchema,
+  VerifySessionResponseSchema,
+  type DeleteSessionResponse,
+  type LoadScriptResponse,
+  type ResetSessionResponse,
+  type VerifySessionResponse,
+} from "../../gen/modelstub/v1/control_pb.js";
+import type { ControlClient } from "../port/control-client.js";
+import { checkScriptFile } from "./validate.js";
+
+/** The exit codes of `modelstub session`, health's where they mean the same. */
+export const SessionExit = {
+  ok: 0,
+  /** Bad arguments, or a script that is invalid here (nothing was sent). */
+  usage: 1,
+  cannotConnect: 2,
+  /** The server answered the call with an error status. */
+  rpcFailed: 3,
+  /** `verify`: the server answered, and the session's script was not used up. */
+  unsatisfied: 4,
+} as const;
+
+/** What an action needs: the connected client, its arguments, the call deadline, --json. */
+export interface ActionContext {
+  client: ControlClient;
+  args: string[];
+  timeoutMs: number;
+  json: boolean;
+}
+
+/** One subcommand: its positional arguments, its one-line summary, and what it does. */
+export interface SessionAction {
+  args: string[];
+  about: string;
+  /** Runs before connecting; a number is the exit code to stop with (nothing is sent). */
+  prepare?(args: string[]): Promise<number | undefined>;
+  run(ctx: ActionContext): Promise<number>;
+}
+
+/** Prints a response as protobuf JSON (field names as in the .proto, zeros included): --json. */
+function printJson<Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>): void {
+  process.stdout.write(`${toJsonString(schema, message, { prettySpaces: 2, useProtoFieldName: true, alwaysEmitImplicit: true })}\n`);
+}
+
+/** Left-aligned columns, two spaces apart: readable without a terminal library. */
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ")).join("\n") + "\n";
+}
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+/** The five subcommands of `modelstub session`. */
+export const sessionActions: Record<string, SessionAction> = {
+  list: {
+    args: [],
+    about: "print the server's sessions: name, calls recorded, calls running, script",
+    async run({ client, timeoutMs, json }) {
+      const sessions = await client.listSessions({ timeoutMs });
+      if (json) printJson(ListSessionsResponseSchema, create(ListSessionsResponseSchema, { sessions }));
+      else if (sessions.length === 0) process.stdout.write("no sessions\n");
+      else process.stdout.write(table([["NAME", "CALLS", "RUNNING", "SCRIPT"], ...sessions.map((s) => [s.name, String(s.calls), String(s.running), s.scriptName])]));
+      return SessionExit.ok;
+    },
+  },
+  load: {
+    args: ["SESSION", "FILE"],
+    about: "check FILE as `validate` does, then load it as SESSION's script (LoadScript)",
+    // The same check as `modelstub validate FILE`, with its output: an invalid script is never sent.
+    prepare: async ([, file]) => ((await checkScriptFile(file!)) ? undefined : SessionExit.usage),
+    async run({ client, args: [session, file], timeoutMs, json }) {
+      const script = await readFile(file!, "utf8");
+      // The file's name as given: a refusal from the server names it as `validate` would.
+      const res = await client.call<LoadScriptResponse>("LoadScript", { session, script, sourceName: file }, { timeoutMs });
+      if (json) printJson(LoadScriptResponseSchema, res);
+      else process.stdout.write(`session ${JSON.stringify(session)}: loaded ${file} (${plural(res.entries, "entry", "entries")})\n`);
+      return SessionExit.ok;
+    },
+  },
+  reset: {
+    args: ["SESSION"],
+    about: "rewind SESSION's script and start a new episode, writing the old one to --record-dir",
+    async run({ client, args: [session], timeoutMs, json }) {
+      const res = await client.call<ResetSessionResponse>("ResetSession", { session }, { timeoutMs });
+      if (json) printJson(ResetSessionResponseSchema, res);
+      else process.stdout.write(`session ${JSON.stringify(session)}: reset (the episode it closed holds ${plural(res.calls, "call", "calls")})\n`);
+      return SessionExit.ok;
+    },
+  },
+  verify: {
+    args: ["SESSION"],
+    about: "check that SESSION used every limited script entry; exit 4 listing those it did not",
+    async run({ client, args: [session], timeoutMs, json }) {
+      const res = await client.call<VerifySessionResponse>("VerifySession", { session }, { timeoutMs });
+      if (json) printJson(VerifySessionResponseSchema, res);
+      else if (res.satisfied) process.stdout.write(`session ${JSON.stringify(session)}: satisfied (${res.message})\n`);
+      else {
+        process.stdout.write(`session ${JSON.stringify(session)}: not satisfied: ${plural(res.unused.length, "scripted entry was", "scripted entries were")} not used up\n`);
+        // The summary starts with the entry's place in the script (`entries[0]: reply "one"`).
+        process.stdout.write(table([["LEFT", "ENTRY"], ...res.unused.map((u) => [u.remaining === 0 ? "unlimited" : String(u.remaining), u.summary || u.entry])]));
+      }
+      return res.satisfied ? SessionExit.ok : SessionExit.unsatisfied;
+    },
+  },
+  delete: {
+    args: ["SESSION"],
+    about: "close SESSION's episode (written to --record-dir) and forget the session",
+    async run({ client, args: [session], timeoutMs, json }) {
+      const res = await client.call<DeleteSessionResponse>("DeleteSession", { session }, { timeoutMs });
+      if (json) printJson(DeleteSessionResponseSchema, res);
+      else process.stdout.write(`session ${JSON.stringify(session)}: deleted (its episode holds ${plural(res.calls, "call", "calls")})\n`);
+      return SessionExit.ok;
+    },
+  },
+};

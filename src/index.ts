@@ -1,0 +1,19 @@
+/**
+ * modelstub as a library: start a scripted model server from test code, call it over gRPC or
+ * in process, control its sessions and read their episodes. docs/library.md shows it in use.
+ * The CLI (`modelstub serve`, ...) is the same engine behind the same options.
+ * @packageDocumentation
+ */
+export { startServer, type StartServerOptions, type StubServer } from "./library/start-server.js";
+export type { StubControl, SessionSummary } from "./library/stub-control.js";
+export { createGrpcPort } from "./library/create-grpc-port.js";
+export type { ModelPort, GenerateRequestInit } from "./library/model-port.js";
+export { loadScript, loadScriptFile } from "./library/load-script.js";
+export { validateScript, validateScriptFile, type ScriptValidation } from "./library/validate-script.js";
+export type { ScriptObject, ScriptSource } from "./library/script-source.js";
+export { ModelCallError, type PortCallOptions } from "./port/model-port.js";
+export { ScriptError, type ScriptIssue } from "./engine/script-error.js";
+export { Code, type CodeName } from "./engine/status-code.js";
+export type { CompiledScript } from "./engine/compile-script.js";
+export type { Verification } from "./engine/create-stub.js";
+export * from "./library/proto.js";

@@ -1,0 +1,52 @@
+import type { z } from "zod";
+import type { CompiledScript } from "../engine/compile-script.js";
+import { loadScriptFile, loadScriptText } from "../engine/load-script.js";
+import { ScriptError } from "../engine/script-error.js";
+import type { ScriptSchema } from "../engine/script-schema.js";
+
+/**
+ * A script written as an object, with the same keys as the YAML (`entries`, `steps`,
+ * `defaults`, ...): typed from the schema the loader validates with, so an editor completes it.
+ */
+export type ScriptObject = z.input<typeof ScriptSchema>;
+
+/**
+ * A script to serve: YAML or JSON text, a script object, or a script loadScript() already
+ * compiled (load once, serve it in many servers or sessions).
+ */
+export type ScriptSource = string | ScriptObject | CompiledScript;
+
+/** The name diagnostics give a script passed as text, when the caller names no file. */
+export const textSourceName = "<script>";
+/** The name diagnostics give a script passed as an object, when the caller names no file. */
+export const objectSourceName = "<script object>";
+
+/** Whether `source` is a script loadScript() compiled (its lists are a Map; no script object has one). */
+export function isCompiledScript(source: ScriptSource): source is CompiledScript {
+  return typeof source === "object" && source !== null && (source as Partial<CompiledScript>).lists instanceof Map;
+}
+
+/**
+ * Compiles any ScriptSource through the CLI's loader. An object goes through it as indented
+ * JSON text, so it gets the same checks and the same diagnostics as a file, with lines that
+ * point into `JSON.stringify(object, null, 2)`. Throws ScriptError and nothing else.
+ */
+export function compileSource(source: ScriptSource, file?: string): CompiledScript {
+  if (typeof source === "string") return loadScriptText(source, file ?? textSourceName);
+  if (isCompiledScript(source)) return source;
+  const name = file ?? objectSourceName;
+  let text: string;
+  try {
+    text = JSON.stringify(source, null, 2) ?? "";
+  } catch (err) {
+    // Something that is no JSON (a cycle, a BigInt): still a ScriptError, as the contract says.
+    const hint = "a script object holds only texts, numbers, booleans, lists and plain objects";
+    throw new ScriptError([{ file: name, line: 0, column: 0, path: "", message: `the script object cannot be read as JSON: ${(err as Error).message}`, hint }]);
+  }
+  return loadScriptText(text, name);
+}
+
+/** Compiles a script file (YAML, or strict JSON when named .json) like `modelstub serve --script`. */
+export function compileFile(path: string): Promise<CompiledScript> {
+  return loadScriptFile(path);
+}

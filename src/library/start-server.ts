@@ -1,0 +1,209 @@
+import { createRealClock, createVirtualClock } from "../engine/clock.js";
+import type { CompiledScript } from "../engine/compile-script.js";
+import { createStub, type Stub } from "../engine/create-stub.js";
+import { defaultScript } from "../engine/default-script.js";
+import { splitAddress, startGrpcServer, type RunningGrpcServer } from "../grpc/start-grpc-server.js";
+import { parseHttpAddress, startHttpServer, type RunningHttpServer } from "../http/start-http-server.js";
+import { createLogger, type LogFormat, type LogLevel } from "../log/create-logger.js";
+import { createInProcessPort } from "../port/in-process-port.js";
+import { createGrpcPort as createEnginePort } from "../port/grpc-port.js";
+import { createRecorder } from "../record/create-recorder.js";
+import { prepareRecordDir } from "../record/prepare-record-dir.js";
+import { isLoopbackHost } from "./is-loopback-host.js";
+import { acceptRequestInit, type ModelPort } from "./model-port.js";
+import { compileFile, compileSource, type ScriptSource } from "./script-source.js";
+import { createStubControl, type StubControl } from "./stub-control.js";
+
+/** What startServer() serves, and where. Every field is optional. */
+export interface StartServerOptions {
+  /**
+   * The script: YAML or JSON text, a script object (`{ entries: [...] }`), or a script
+   * loadScript() compiled. Without it (and without `scriptFile`), the built-in default script.
+   */
+  script?: ScriptSource;
+  /** A script file to serve instead (YAML, or strict JSON when named .json), as `--script`. */
+  scriptFile?: string;
+  /** gRPC `HOST:PORT`; port 0 picks a free one. Default `127.0.0.1:0`. */
+  grpc?: string;
+  /** The OpenAI-compatible HTTP front's `HOST:PORT` (port 0 allowed); off when absent. */
+  http?: string;
+  /** `real` (default): scripted latencies take real time. `virtual`: they complete at once and the episode records the same. */
+  clock?: "real" | "virtual";
+  /** Writes each closed episode (reset, reload, deletion, close()) there as `SESSION.episode.binpb`, as `--record-dir`. */
+  recordDir?: string;
+  /**
+   * Required as `authorization: Bearer TOKEN` on ControlService calls over gRPC (and on every
+   * HTTP request when `http` is not loopback). A non-loopback address without it is refused,
+   * as by `modelstub serve`. `control` (in process) needs none.
+   */
+  controlToken?: string;
+  /** Sessions kept at most (default 1,000), as `--max-sessions`. */
+  maxSessions?: number;
+  /** Calls one episode records at most (default 100,000), as `--max-episode-calls`. */
+  maxEpisodeCalls?: number;
+  /** Bytes one episode records at most (default 64 MiB), as `--max-episode-bytes`. */
+  maxEpisodeBytes?: number;
+  /** Largest gRPC request and HTTP body accepted (default 4 MiB), as `--max-message-bytes`. */
+  maxMessageBytes?: number;
+  /** Log lines on stderr at this level and above. Default `warn`: a test run stays quiet. */
+  logLevel?: LogLevel;
+  /** `text` (default) or `json` log lines. */
+  logFormat?: LogFormat;
+}
+
+/** A running modelstub server, started by startServer(). */
+export interface StubServer {
+  /** gRPC `HOST:PORT` as bound (the real port when 0 was asked): give it to the code under test. */
+  readonly grpcAddress: string;
+  /** `http://HOST:PORT/v1` when `http` was given (an OpenAI client's `baseURL`), else undefined. */
+  readonly httpUrl: string | undefined;
+  /** The HTTP front's `HOST:PORT` as bound, when `http` was given. */
+  readonly httpAddress: string | undefined;
+  /** The name of the script the server started with, and its entries. */
+  readonly script: { readonly name: string; readonly entries: number };
+  /** ControlService's operations, in process: load a script, episode bytes, reset, verify, delete. */
+  readonly control: StubControl;
+  /**
+   * A new ModelPort calling this server over real gRPC (HTTP/2 on a socket). Closed by
+   * close(), or earlier by its own close().
+   */
+  client(): ModelPort;
+  /** A ModelPort calling the same engine in process: no socket, same sessions and episodes. */
+  inProcess(): ModelPort;
+  /**
+   * Shuts down gracefully, as `modelstub serve` on SIGTERM: new calls are refused, calls in
+   * flight get `graceMs` (default 5,000) and are then cut off, every episode with calls is
+   * written to `recordDir`, and the ports from client() are closed. Rejects when an episode
+   * could not be written. Calling it again returns the same promise.
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
+}
+
+const defaultGraceMs = 5_000;
+
+/** Waits until no call is in flight, or until `ms` pass; true when they all finished. */
+async function drained(stub: Stub, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (stub.inFlight() > 0) {
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return true;
+}
+
+async function scriptOf(options: StartServerOptions): Promise<CompiledScript> {
+  if (options.script !== undefined && options.scriptFile !== undefined) throw new TypeError("startServer: give `script` or `scriptFile`, not both");
+  if (options.scriptFile !== undefined) return compileFile(options.scriptFile);
+  if (options.script !== undefined) return compileSource(options.script);
+  return defaultScript();
+}
+
+/** The refusal `modelstub serve` gives an exposed address without a token, as an Error. */
+function checkExposure(what: string, address: string, host: string, token: string | undefined): void {
+  if (token || isLoopbackHost(host)) return;
+  throw new Error(`startServer: refusing to serve ${what} on ${address} without a token: set controlToken, or bind a loopback address`);
+}
+
+/**
+ * Starts a modelstub server in this process: the engine `modelstub serve` runs, over gRPC
+ * (ModelService, ControlService, health, reflection) and optionally the OpenAI HTTP front.
+ * Resolves once it listens. Rejects with a ScriptError for a script that is not valid (the
+ * CLI's diagnostics), or an Error for an address that cannot be bound or a recordDir that
+ * cannot be written; nothing is left listening then.
+ *
+ * @example
+ * const server = await startServer({ script: "entries:\n  - reply: Hello\n", clock: "virtual" });
+ * const model = server.client();
+ * const reply = await model.generate({ messages: [{ role: Role.USER, content: "hi" }] }, { session: "t1" });
+ * await server.close();
+ */
+export async function startServer(options: StartServerOptions = {}): Promise<StubServer> {
+  const grpcAddress = options.grpc ?? "127.0.0.1:0";
+  const token = options.controlToken || undefined;
+  checkExposure("ControlService", grpcAddress, splitAddress(grpcAddress).host, token);
+  if (options.http !== undefined) checkExposure("HTTP", options.http, parseHttpAddress(options.http).host, token);
+  const script = await scriptOf(options);
+  const logger = createLogger({ level: options.logLevel ?? "warn", format: options.logFormat ?? "text" });
+  // Checked before anything listens: a directory that cannot be written refuses the start,
+  // rather than every episode being lost at close().
+  if (options.recordDir) await prepareRecordDir(options.recordDir);
+  const recorder = createRecorder(options.recordDir, logger);
+  const maxMessageBytes = options.maxMessageBytes ?? 4 * 1024 * 1024;
+  const stub = createStub({
+    script,
+    clock: options.clock === "virtual" ? createVirtualClock() : createRealClock(),
+    ...(options.maxSessions !== undefined ? { maxSessions: options.maxSessions } : {}),
+    ...(options.maxEpisodeCalls !== undefined ? { maxEpisodeCalls: options.maxEpisodeCalls } : {}),
+    ...(options.maxEpisodeBytes !== undefined ? { maxEpisodeBytes: options.maxEpisodeBytes } : {}),
+    onEpisodeClosed: (e, why) => recorder.record(e, why),
+  });
+  let grpc: RunningGrpcServer;
+  try {
+    grpc = await startGrpcServer({
+      stub,
+      address: grpcAddress,
+      controlToken: token,
+      logger,
+      channelOptions: { "grpc.max_receive_message_length": maxMessageBytes },
+    });
+  } catch (err) {
+    // grpc-js says "No address added out of total 1 resolved" for a busy port: say which.
+    throw new Error(`startServer: cannot listen on ${grpcAddress}: ${(err as Error).message}`, { cause: err });
+  }
+  let http: RunningHttpServer | undefined;
+  if (options.http !== undefined) {
+    try {
+      const exposed = !isLoopbackHost(parseHttpAddress(options.http).host);
+      http = await startHttpServer({ stub, address: options.http, log: (r) => logger.http(r), maxBodyBytes: maxMessageBytes, token: exposed ? token : undefined });
+    } catch (err) {
+      await grpc.close(0);
+      throw new Error(`startServer: cannot listen on ${options.http}: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  const clients = new Set<ModelPort>();
+  let closing: Promise<void> | undefined;
+  const shutdown = async (graceMs: number): Promise<void> => {
+    // The order of `modelstub serve`'s shutdown: health says NOT_SERVING, new calls are
+    // refused, calls in flight get the grace period, then the episodes are written.
+    grpc.health.set("NOT_SERVING");
+    stub.drain();
+    await drained(stub, graceMs);
+    for (const c of clients) c.close();
+    await Promise.all([grpc.close(0), http?.close(0)]);
+    await drained(stub, 1000);
+    // Episodes closed by a reset are queued first, so each session's file ends with its last one.
+    await stub.closing();
+    for (const e of stub.episodes()) if (e.calls.length > 0) void recorder.record(e, "shutdown").catch(() => undefined);
+    await recorder.settled();
+    logger.flush();
+    const failed = recorder.failures();
+    if (failed > 0) throw new Error(`modelstub: ${failed} episode${failed === 1 ? "" : "s"} could not be written to ${options.recordDir} (see the "cannot record episode" lines on stderr)`);
+  };
+
+  return {
+    grpcAddress: grpc.address,
+    httpAddress: http?.address,
+    httpUrl: http ? `http://${http.address}/v1` : undefined,
+    script: { name: script.name, entries: script.entryCount },
+    control: createStubControl(stub),
+    client() {
+      const port = acceptRequestInit(createEnginePort(grpc.address));
+      const tracked: ModelPort = {
+        generate: (r, o) => port.generate(r, o),
+        generateStream: (r, o) => port.generateStream(r, o),
+        close() {
+          clients.delete(tracked);
+          port.close();
+        },
+      };
+      clients.add(tracked);
+      return tracked;
+    },
+    inProcess: () => acceptRequestInit(createInProcessPort(stub)),
+    close(closeOptions) {
+      closing ??= shutdown(closeOptions?.graceMs ?? defaultGraceMs);
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,23 @@
+// package.json ships what the library's entry reaches, and its exports point at built files:
+// the quick form of .ci/run.d/35-package.sh, which packs and installs for real.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+
+const root = new URL("../../", import.meta.url);
+const pkg = JSON.parse(readFileSync(new URL("package.json", root), "utf8")) as { files: string[]; exports: Record<string, string | Record<string, string>>; main: string; types: string };
+
+describe("the package manifest", () => {
+  it("ships every layer of src/ but the CLI's tsc output (the command runs from dist/bundle)", () => {
+    const layers = readdirSync(new URL("src/", root), { withFileTypes: true })
+      .filter((e) => e.isDirectory() && e.name !== "cli")
+      .map((e) => `dist/src/${e.name}`);
+    expect(pkg.files).toEqual(expect.arrayContaining([...layers, "dist/src/index.js", "dist/src/index.d.ts", "dist/gen", "dist/bundle", "modelstub.schema.json"]));
+    expect(pkg.files).not.toContain("dist/src");
+  });
+
+  it("points main, types and every export at a file the build writes", () => {
+    const targets = [pkg.main, pkg.types, ...Object.values(pkg.exports).flatMap((t) => (typeof t === "string" ? [t] : Object.values(t)))];
+    for (const t of targets) expect(existsSync(new URL(t, root)), `${t} (run npm run build)`).toBe(true);
+    expect(pkg.exports["./schema.json"]).toBe("./modelstub.schema.json");
+  });
+});
