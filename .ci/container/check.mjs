@@ -125,10 +125,14 @@ async function run() {
   check("50051/tcp" in (cfg.ExposedPorts ?? {}) && "8080/tcp" in (cfg.ExposedPorts ?? {}), "ports 50051 and 8080 are exposed", JSON.stringify(cfg.ExposedPorts));
   const health = (info.Healthcheck ?? info.HealthCheck ?? cfg.Healthcheck)?.Test ?? [];
   check(JSON.stringify(health) === JSON.stringify(["CMD", "node", "bin/modelstub.js", "health"]), "HEALTHCHECK runs modelstub health", JSON.stringify(health));
-  const inImage = (cmd) => podman(["run", "--rm", "--network=host", "--entrypoint", "sh", IMAGE, "-c", cmd]).stdout.trim();
-  check(inImage("node --version") === `v${nodeVersion}`, `the image runs Node ${nodeVersion}, the Dockerfile's`, inImage("node --version"));
-  check(inImage("id -u") !== "0" && inImage("id -un") === "node", "the image runs as the non-root user node", inImage("id -un"));
-  check(inImage("command -v npm || echo none") === "none", "the runtime carries no npm (build-only)");
+  // The runtime has no shell (Node and its libraries only): probe it with node itself.
+  const inImage = (js) => podman(["run", "--rm", "--network=host", "--entrypoint", "node", IMAGE, "-e", js]).stdout.trim();
+  const version = inImage("console.log(process.version)");
+  check(version === `v${nodeVersion}`, `the image runs Node ${nodeVersion}, the Dockerfile's`, version);
+  const who = inImage("console.log(process.getuid(), require('os').userInfo().username)");
+  check(who === "1000 node", "the image runs as the non-root user node (uid 1000)", who);
+  const extra = inImage("const fs = require('fs'); console.log(['/bin/sh', '/usr/bin/apt-get', '/usr/local/bin/npm', '/usr/local/lib/node_modules'].filter((p) => fs.existsSync(p)).join(' ') || 'none')");
+  check(extra === "none", "the runtime carries no shell, package manager or npm (Node and its libraries only)", extra);
 
   // 3. The documented run, in a scratch folder (a clone's examples/ beside it).
   const runBlock = docsBlock();
