@@ -1,10 +1,10 @@
-import { isIP } from "node:net";
 import { createRealClock, createVirtualClock } from "../engine/clock.js";
 import type { CompiledScript } from "../engine/compile-script.js";
 import { createStub, type Stub } from "../engine/create-stub.js";
 import { defaultScript } from "../engine/default-script.js";
 import { loadScriptFile } from "../engine/load-script.js";
 import { ScriptError } from "../engine/script-error.js";
+import { isLoopbackHost } from "../grpc/is-loopback-host.js";
 import { splitAddress, startGrpcServer, type RunningGrpcServer } from "../grpc/start-grpc-server.js";
 import { parseHttpAddress, startHttpServer, type RunningHttpServer } from "../http/start-http-server.js";
 import { createLogger, type LogFormat, type LogLevel, type Logger } from "../log/create-logger.js";
@@ -29,13 +29,6 @@ Exit codes: 0 after a graceful shutdown (SIGTERM or SIGINT), 1 after one in whic
 could not be written to --record-dir, 2 for a bad option, a bad script, TLS files that cannot be
 used, a record directory that cannot be written or an address that cannot be bound.
 `;
-
-/** Whether a bind address only listens on this machine. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
-  if (h === "localhost" || h === "::1") return true;
-  return isIP(h) === 4 && h.startsWith("127.");
-}
 
 class ServeError extends Error {}
 
