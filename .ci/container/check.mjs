@@ -4,6 +4,10 @@
 //
 //   node .ci/container/check.mjs BASE_IMAGE     (run by .ci/run.d/30-container.sh)
 //
+// This file is longer than 250 lines because it is one script that runs its checks in order
+// against one image and one container (each step uses what the one before built or started);
+// kept whole, it reads top to bottom as the list of checks below, like the steps it runs.
+//
 // 1. Build: `podman build` of the Dockerfile with NODE_IMAGE=BASE_IMAGE (a local stand-in of the
 //    same Node version, make-base.sh) and `--format docker` (the OCI format drops HEALTHCHECK).
 //    A broken Dockerfile line fails here.

@@ -19,7 +19,7 @@ echo "saturating the machine: ${#busy[@]} busy loops ($(nproc) cores)"
 report=.cache/under-load.json
 rm -f "$report"
 npx vitest run \
-  test/it_stub_determinism.test.ts test/determinism test/failures test/episodes test/engine test/ops \
+  test/determinism test/failures test/episodes test/engine test/ops \
   test/regressions/reset-while-a-call-runs.test.ts test/regressions/record-dir-writes-in-order.test.ts \
   test/regressions/throwing-hook-ends-as-internal.test.ts \
   test/http/deterministic-bytes.test.ts test/http/same-episode.test.ts \

@@ -12,7 +12,7 @@ import { REPO_DIR } from "../lib/paths.mjs";
 const { values: o } = parseArgs({ options: { script: { type: "string" }, count: { type: "string" } } });
 const dist = (p) => import(pathToFileURL(path.join(REPO_DIR, "dist", p)).href);
 const [{ loadScriptFile }, { createStub }, { createVirtualClock }, { createInProcessPort }, pb, { create }] = await Promise.all([
-  dist("src/engine/load-script.js"),
+  dist("src/script/load-script.js"),
   dist("src/engine/create-stub.js"),
   dist("src/engine/clock.js"),
   dist("src/port/in-process-port.js"),

@@ -3,7 +3,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { EpisodeSchema, type Episode } from "../../gen/modelstub/v1/episode_pb.js";
 import type { GetEpisodeResponse } from "../../gen/modelstub/v1/control_pb.js";
 import { episodeDifference } from "../engine/episode-difference.js";
-import { Code } from "../engine/status-code.js";
+import { Code } from "../shared/status-code.js";
 import { createControlClient } from "../port/control-client.js";
 import { ModelCallError } from "../port/model-port.js";
 import { clientOptions, clientTarget, controlTokenOption, type ClientTarget } from "./client-target.js";

@@ -6,8 +6,8 @@ import {
   HealthCheckResponse_ServingStatus as ServingStatus,
   type HealthCheckResponse,
 } from "../../gen/grpc/health/v1/health_pb.js";
-import { parseDuration } from "../engine/parse-duration.js";
-import { Code } from "../engine/status-code.js";
+import { parseDuration } from "../script/parse-duration.js";
+import { Code } from "../shared/status-code.js";
 import { serviceDefinition } from "../grpc/service-definition.js";
 import { clientOptions, clientTarget, type ClientTarget } from "./client-target.js";
 import { formatOptionsHelp, resolveOptions, UsageError, type OptionSpec } from "./options.js";

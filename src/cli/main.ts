@@ -1,4 +1,4 @@
-import { nearestName } from "../engine/nearest-name.js";
+import { nearestName } from "../shared/nearest-name.js";
 import { packageVersion } from "./version.js";
 
 // Commands load on demand: `serve` must reach SERVING fast, so it never pays for the others.

@@ -1,5 +1,5 @@
-import { nearestName } from "../engine/nearest-name.js";
-import { maxDurationMs, parseDuration } from "../engine/parse-duration.js";
+import { nearestName } from "../shared/nearest-name.js";
+import { maxDurationMs, parseDuration } from "../script/parse-duration.js";
 import { parseArgs } from "node:util";
 
 /** One option of a command: its flag, its environment variable of the same meaning, its default. */

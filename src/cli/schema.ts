@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ScriptSchema } from "../engine/script-schema.js";
+import { ScriptSchema } from "../script/script-schema.js";
 import { resolveOptions, UsageError } from "./options.js";
 
 /** The JSON Schema of the script format, derived from the zod schema (never written twice). */

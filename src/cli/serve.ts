@@ -1,149 +1,23 @@
 import { createRealClock, createVirtualClock } from "../engine/clock.js";
-import type { CompiledScript } from "../engine/compile-script.js";
+import type { CompiledScript } from "../script/compiled-script.js";
 import { createStub, type Stub } from "../engine/create-stub.js";
-import { defaultScript } from "../engine/default-script.js";
-import { loadScriptFile } from "../engine/load-script.js";
-import { ScriptError } from "../engine/script-error.js";
+import { defaultScript } from "../script/default-script.js";
+import { loadScriptFile } from "../script/load-script.js";
+import { ScriptError } from "../script/script-error.js";
 import { isLoopbackHost } from "../grpc/is-loopback-host.js";
 import { splitAddress, startGrpcServer, type RunningGrpcServer } from "../grpc/start-grpc-server.js";
-import { parseHttpAddress, startHttpServer, type RunningHttpServer } from "../http/start-http-server.js";
-import { createLogger, type LogFormat, type LogLevel, type Logger } from "../log/create-logger.js";
+import { callRecordOf } from "../http/http-log.js";
+import { startHttpServer, type RunningHttpServer } from "../http/start-http-server.js";
+import { createLogger } from "../log/create-logger.js";
 import { createRecorder, type Recorder } from "../record/create-recorder.js";
-import { prepareRecordDir, RecordDirError } from "../record/prepare-record-dir.js";
-import { durationOption, formatOptionsHelp, intOption, resolveOptions, UsageError, type OptionSource, type ResolvedOptions } from "./options.js";
+import { catchStopSignals, drained } from "./catch-stop-signals.js";
+import { configurationFields, logFormatOf, logLevelOf } from "./log-level-of.js";
+import { durationOption, intOption, resolveOptions, UsageError, type OptionSource, type ResolvedOptions } from "./options.js";
+import { checkRecordDir, httpHostOf, ServeError } from "./serve-error.js";
 import { serveOptions } from "./serve-options.js";
+import { serveUsage } from "./serve-usage.js";
+import { startIdleEviction } from "./start-idle-eviction.js";
 import { TlsFileError, tlsCredentials } from "./tls-credentials.js";
-import { startedByNpm, watchParent } from "./watch-parent.js";
-
-const usage = `usage: modelstub serve [options]
-
-Serves a script as modelstub.v1.ModelService and ControlService over gRPC (with health and
-reflection), and optionally as the OpenAI chat-completions dialect over HTTP. Every option can
-also be set by the environment variable named beside it; a flag wins over its variable.
-
-${formatOptionsHelp(serveOptions)}
-
-Started by npm (npm start, npx), it also shuts down gracefully when its parent process exits.
-
-Exit codes: 0 after a graceful shutdown (SIGTERM or SIGINT), 1 after one in which an episode
-could not be written to --record-dir, 2 for a bad option, a bad script, TLS files that cannot be
-used, a record directory that cannot be written or an address that cannot be bound.
-`;
-
-class ServeError extends Error {}
-
-/** The host of --http, or the same refusal a bad address got from listening on it. */
-function httpHostOf(address: string): string {
-  try {
-    return parseHttpAddress(address).host;
-  } catch (err) {
-    throw new ServeError(`cannot listen on ${address}: ${(err as Error).message}`);
-  }
-}
-
-/**
- * --quiet is --log-level warn, unless --log-level is given as a flag: a flag wins over any
- * variable, so MODELSTUB_QUIET=1 in a container's environment cannot hide an explicit flag.
- */
-function logLevelOf(options: ResolvedOptions, sources: Record<string, OptionSource>): LogLevel {
-  if (options["quiet"] && sources["log-level"] !== "flag") return "warn";
-  return options["log-level"] as LogLevel;
-}
-
-/** The resolved options and where each came from, for the debug log; the control token is never logged. */
-function configurationFields(options: ResolvedOptions, sources: Record<string, OptionSource>): Record<string, unknown> {
-  const fields: Record<string, unknown> = {};
-  const fromFlags: string[] = [];
-  const fromEnv: string[] = [];
-  for (const o of serveOptions) {
-    if (o.name === "help") continue;
-    const v = options[o.name];
-    fields[o.name] = o.name === "control-token" && v ? "(set)" : v;
-    if (sources[o.name] === "flag") fromFlags.push(o.name);
-    if (sources[o.name] === "env") fromEnv.push(o.env!);
-  }
-  return { ...fields, from_flags: fromFlags, from_env: fromEnv };
-}
-
-function logFormatOf(options: ResolvedOptions): LogFormat {
-  const f = options["log-format"];
-  if (f === "json" || f === "text") return f;
-  return process.stderr.isTTY ? "text" : "json";
-}
-
-/**
- * Checks --record-dir before anything listens (prepareRecordDir): a directory that cannot be
- * written refuses the start, rather than every episode being lost at shutdown. Logs the stale
- * temp files it removed.
- */
-async function checkRecordDir(dir: string, logger: Logger): Promise<void> {
-  try {
-    const { removed, kept } = await prepareRecordDir(dir);
-    if (removed > 0 || kept > 0) logger.info("stale temp files in --record-dir", { dir, removed, kept_for_running_process: kept });
-  } catch (err) {
-    if (err instanceof RecordDirError) throw new ServeError(err.message);
-    throw err;
-  }
-}
-
-/**
- * Lets go of the sessions idle for `idleMs` (Stub.evictIdle), one log line each, checking a few
- * times per timeout (at most once a second). Wall-clock time whatever the --clock: eviction is
- * operational and never changes what an episode records. Returns the function that stops it.
- */
-function startIdleEviction(stub: Stub, idleMs: number, logger: Logger): () => void {
-  const timer = setInterval(
-    () => {
-      for (const e of stub.evictIdle(idleMs)) {
-        e.closed.then(
-          (calls) => logger.info("session evicted", { session: e.name, idle_ms: e.idleMs, calls }),
-          // The recorder has logged the write's error; this says the session went all the same.
-          (err: unknown) => logger.warn("session evicted", { session: e.name, idle_ms: e.idleMs, recorded: false, error: (err as Error).message }),
-        );
-      }
-    },
-    Math.min(1000, Math.max(10, Math.floor(idleMs / 4))),
-  );
-  // Never what keeps the process alive.
-  timer.unref();
-  return () => clearInterval(timer);
-}
-
-/** Waits until no call is in flight, or until `ms` pass; true when they all finished. */
-function drained(stub: Stub, ms: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const deadline = Date.now() + ms;
-    const poll = () => {
-      if (stub.inFlight() === 0) return resolve(true);
-      if (Date.now() >= deadline) return resolve(false);
-      setTimeout(poll, 10);
-    };
-    poll();
-  });
-}
-
-/**
- * Catches SIGTERM and SIGINT once; `received` resolves with the first one's name. Under npm it
- * also stops when the parent process exits (watchParent): npm's SIGTERM may never reach us.
- */
-function catchStopSignals(): { received: Promise<string>; release(): void } {
-  let stop: (sig: string) => void = () => {};
-  const received = new Promise<string>((resolve) => {
-    stop = (sig: string) => {
-      release();
-      resolve(sig);
-    };
-  });
-  const unwatch = startedByNpm(process.env) ? watchParent(() => stop("parent process exited")) : () => undefined;
-  const release = () => {
-    unwatch();
-    process.off("SIGTERM", stop);
-    process.off("SIGINT", stop);
-  };
-  process.on("SIGTERM", stop);
-  process.on("SIGINT", stop);
-  return { received, release };
-}
 
 /** `modelstub serve`: runs until SIGTERM or SIGINT, then shuts down gracefully and exits 0. */
 export async function serve(argv: string[]): Promise<number> {
@@ -153,13 +27,13 @@ export async function serve(argv: string[]): Promise<number> {
     ({ options, sources } = resolveOptions(serveOptions, argv));
   } catch (err) {
     if (err instanceof UsageError) {
-      process.stderr.write(`modelstub serve: ${err.message}\n\n${usage}`);
+      process.stderr.write(`modelstub serve: ${err.message}\n\n${serveUsage}`);
       return 2;
     }
     throw err;
   }
   if (options["help"]) {
-    process.stdout.write(usage);
+    process.stdout.write(serveUsage);
     return 0;
   }
   // Signals are caught from here on, before anything listens: a SIGTERM that lands between the
@@ -236,7 +110,7 @@ export async function serve(argv: string[]): Promise<number> {
     }
     if (httpAddress) {
       try {
-        http = await startHttpServer({ stub, address: httpAddress, log: (r) => logger.http(r), maxBodyBytes: maxMessageBytes, token: httpExposed ? controlToken : undefined });
+        http = await startHttpServer({ stub, address: httpAddress, log: (r) => logger.call(callRecordOf(r)), maxBodyBytes: maxMessageBytes, token: httpExposed ? controlToken : undefined });
       } catch (err) {
         const msg = (err as Error).message;
         throw new ServeError(`cannot listen on ${options["http"]}: ${/EADDRINUSE/.test(msg) ? "the address is in use (pick another with --http)" : msg}`);

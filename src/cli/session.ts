@@ -1,6 +1,6 @@
-import { nearestName } from "../engine/nearest-name.js";
-import { parseDuration } from "../engine/parse-duration.js";
-import { codeNames } from "../engine/status-code.js";
+import { nearestName } from "../shared/nearest-name.js";
+import { parseDuration } from "../script/parse-duration.js";
+import { codeNames } from "../shared/status-code.js";
 import { createControlClient } from "../port/control-client.js";
 import { ModelCallError } from "../port/model-port.js";
 import { clientOptions, clientTarget, controlTokenOption, type ClientTarget } from "./client-target.js";

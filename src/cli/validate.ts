@@ -1,6 +1,6 @@
-import type { CompiledScript } from "../engine/compile-script.js";
-import { loadScriptFile } from "../engine/load-script.js";
-import { ScriptError } from "../engine/script-error.js";
+import type { CompiledScript } from "../script/compiled-script.js";
+import { loadScriptFile } from "../script/load-script.js";
+import { ScriptError } from "../script/script-error.js";
 import { resolveOptions, UsageError, type OptionSpec } from "./options.js";
 
 const specs: OptionSpec[] = [{ name: "help", type: "boolean", description: "Print this help." }];

@@ -1,11 +1,18 @@
 import type { Episode } from "../../gen/modelstub/v1/episode_pb.js";
 import { createRealClock, type Clock } from "./clock.js";
 import { checkStepIds } from "./check-step-id.js";
-import type { CallStatus, CompiledScript } from "./compile-script.js";
+import type { CallStatus, CompiledScript } from "../script/compiled-script.js";
 import { decodeEpisode, encodeEpisode } from "./encode-episode.js";
-import { runCall, type CallInput, type CallLog, type CallResult } from "./run-call.js";
+import type { CallInput } from "./call-input.js";
+import type { CallLog } from "./call-log.js";
+import type { CallResult } from "./call-result.js";
+import { checkSessionName } from "./check-session-name.js";
+import { limitStatus } from "./limit-status.js";
+import { closedStatus, type EpisodeCloseReason } from "./episode-close-reason.js";
+import { runCall } from "./run-call.js";
 import { Session } from "./session.js";
-import { Code } from "./status-code.js";
+import { verifySession, type Verification } from "./verify-session.js";
+import { Code } from "../shared/status-code.js";
 
 /** Options of a stub; defaults are filled in here, in one place. */
 export interface StubOptions {
@@ -35,9 +42,6 @@ export interface StubOptions {
   onEpisodeClosed?: (episode: Episode, why: EpisodeCloseReason) => void | Promise<void>;
 }
 
-/** Why an episode closed: ResetSession, LoadScript, DeleteSession, or idle eviction. */
-export type EpisodeCloseReason = "reset" | "reload" | "delete" | "evict";
-
 /** A session evictIdle() let go: its name, how long it had been idle, and its closing episode. */
 export interface EvictedSession {
   name: string;
@@ -45,13 +49,6 @@ export interface EvictedSession {
   idleMs: number;
   /** Resolves with the closed episode's calls once onEpisodeClosed is done; rejects as it does. */
   closed: Promise<number>;
-}
-
-/** A verify report: the limited entries a session has not used up yet. */
-export interface Verification {
-  satisfied: boolean;
-  unused: { entry: string; remaining: number; summary: string }[];
-  message: string;
 }
 
 /** The scripted model: sessions, their cursors and episodes, over one clock. */
@@ -106,36 +103,11 @@ export interface Stub {
 
 const drainingStatus: CallStatus = { code: Code.UNAVAILABLE, message: "modelstub is shutting down: it takes no new calls", trailers: [] };
 
-const sessionNamePattern = /^[A-Za-z0-9._-]{1,128}$/;
-
-/** Checks a session name: it is used in file names and ids, so it stays plain. */
-export function checkSessionName(name: string): CallStatus | undefined {
-  if (sessionNamePattern.test(name)) return undefined;
-  return {
-    code: Code.INVALID_ARGUMENT,
-    message: `invalid session name ${JSON.stringify(name.slice(0, 140))}: use 1 to 128 of A-Z a-z 0-9 . _ -`,
-    trailers: [],
-  };
-}
-
 function episodeOf(name: string, session: Session | undefined): Episode {
   return decodeEpisode(name, session ? session.episode.recorded() : []);
 }
 
-/** The status of a call cut off because its episode closed, as the client sees it. */
-function closedStatus(session: string, why: EpisodeCloseReason): CallStatus {
-  const name = JSON.stringify(session);
-  const what =
-    why === "reload" ? `a new script was loaded into session ${name}` : why === "reset" ? `session ${name} was reset` : why === "delete" ? `session ${name} was deleted` : `session ${name} was evicted`;
-  return { code: Code.CANCELLED, message: `${what} while this call was running`, trailers: [] };
-}
-
 const ignore = () => undefined;
-
-/** A limit of the stub itself: retrying cannot lift it, a reset (or a restart) does. */
-function limitStatus(message: string): CallStatus {
-  return { code: Code.RESOURCE_EXHAUSTED, message, trailers: [], retryable: false };
-}
 
 /** Creates a stub serving `options.script`. */
 export function createStub(options: StubOptions): Stub {
@@ -257,21 +229,7 @@ export function createStub(options: StubOptions): Stub {
     },
     episode: (name) => episodeOf(name, sessions.get(name)),
     episodeBytes: (name) => encodeEpisode(name, sessions.get(name)?.episode.recorded() ?? []),
-    verify(name) {
-      const s = sessions.get(name);
-      const unused: Verification["unused"] = [];
-      const cursors = s ? s.allCursors() : [...options.script.lists.values()].map((list) => ({ list, used: new Uint32Array(list.entries.length) }));
-      for (const { list, used } of cursors) {
-        list.entries.forEach((e, i) => {
-          if (e.limited && used[i]! < e.limit) unused.push({ entry: e.ref, remaining: e.limit - used[i]!, summary: e.summary });
-        });
-      }
-      const message =
-        unused.length === 0
-          ? "every scripted entry was used"
-          : `${unused.length} scripted entr${unused.length === 1 ? "y was" : "ies were"} not used up: ${unused.map((u) => `${u.summary} (${u.remaining} left)`).join("; ")}`;
-      return { satisfied: unused.length === 0, unused, message };
-    },
+    verify: (name) => verifySession(sessions.get(name), options.script),
     sessions: () =>
       [...sessions.values()]
         .map((s) => ({ name: s.name, calls: s.episode.recorded().length, running: s.episode.running.size, scriptName: s.script.name }))

@@ -1,8 +1,8 @@
 import { Role, type GenerateRequest, type GenerateResponse, type Message, type ToolCall, type Usage } from "../../gen/modelstub/v1/model_pb.js";
-import type { CompiledReply } from "./compile-script.js";
+import type { CompiledReply, TemplateContext } from "../script/compiled-script.js";
 import { countRequestTokens, countTokens } from "./count-tokens.js";
-import { splitChunks } from "./split-chunks.js";
-import { maxTemplateOutputBytes, TemplateTooLargeError, type TemplateContext } from "./template.js";
+import { splitChunks } from "../shared/split-chunks.js";
+import { maxTemplateOutputBytes, TemplateTooLargeError } from "../shared/template-too-large-error.js";
 
 /** A reply rendered for one call: the whole response, and its stream chunks on demand. */
 export interface RenderedReply {

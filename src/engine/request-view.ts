@@ -1,19 +1,5 @@
 import { Role, type GenerateRequest } from "../../gen/modelstub/v1/model_pb.js";
-
-/** What matchers and templates read of a request, computed once per call in one pass. */
-export interface RequestView {
-  model: string;
-  /** Text of the last user message ("" when there is none). */
-  lastUser: string;
-  /** Whether the last message of the conversation is a tool result. */
-  lastIsToolResult: boolean;
-  /** The tool the last message answers: the name of the call its id points to, else its name. */
-  lastToolName: string;
-  /** Text of the last tool result anywhere in the conversation ("" when there is none). */
-  lastToolResult: string;
-  /** Number of assistant messages so far: 0 on the first call of a conversation. */
-  turn: number;
-}
+import type { RequestView } from "../script/compiled-script.js";
 
 /** Reads a request once into the view matchers and templates use. */
 export function viewRequest(req: GenerateRequest): RequestView {

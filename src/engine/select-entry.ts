@@ -1,8 +1,7 @@
-import { nearestName } from "./nearest-name.js";
-import type { CallStatus, CompiledEntry, CompiledList } from "./compile-script.js";
-import type { RequestView } from "./request-view.js";
+import { nearestName } from "../shared/nearest-name.js";
+import type { CallStatus, CompiledEntry, CompiledList, RequestView } from "../script/compiled-script.js";
 import type { Session } from "./session.js";
-import { Code } from "./status-code.js";
+import { Code } from "../shared/status-code.js";
 
 /** The entry that answers a call, with its regex captures; or the status that answers instead. */
 export type Selection = { entry: CompiledEntry; captures: RegExpExecArray | null } | { status: CallStatus };

@@ -1,4 +1,4 @@
-import type { CallStatus, CompiledList, CompiledScript } from "./compile-script.js";
+import type { CallStatus, CompiledList, CompiledScript } from "../script/compiled-script.js";
 
 /** How far a session has got through one list: uses per entry. */
 export interface ListCursor {

@@ -1,5 +1,5 @@
 import { Metadata, type ServerUnaryCall, type ServerWritableStream } from "@grpc/grpc-js";
-import type { CallStatus } from "../engine/compile-script.js";
+import type { CallStatus } from "../script/compiled-script.js";
 import { fitStatusDetails } from "./fit-status-details.js";
 import { loopStallMs } from "./loop-watch.js";
 

@@ -13,10 +13,11 @@ import {
   UnusedEntrySchema,
   VerifySessionResponseSchema,
 } from "../../gen/modelstub/v1/control_pb.js";
-import { checkSessionName, type Stub } from "../engine/create-stub.js";
-import { loadScriptText } from "../engine/load-script.js";
-import { ScriptError } from "../engine/script-error.js";
-import { Code } from "../engine/status-code.js";
+import { checkSessionName } from "../engine/check-session-name.js";
+import type { Stub } from "../engine/create-stub.js";
+import { loadScriptText } from "../script/load-script.js";
+import { ScriptError } from "../script/script-error.js";
+import { Code } from "../shared/status-code.js";
 import { sameToken } from "../engine/same-token.js";
 import { metadataText, statusError } from "./call-context.js";
 import { createFrameWriter } from "./create-frame-writer.js";

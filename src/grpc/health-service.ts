@@ -9,7 +9,7 @@ import {
   type HealthCheckResponse,
   type HealthListResponse,
 } from "../../gen/grpc/health/v1/health_pb.js";
-import { Code } from "../engine/status-code.js";
+import { Code } from "../shared/status-code.js";
 import { serviceDefinition } from "./service-definition.js";
 
 /** The services health answers for: "" is the whole server. */

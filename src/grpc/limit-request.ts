@@ -1,6 +1,6 @@
-import type { CallStatus } from "../engine/compile-script.js";
+import type { CallStatus } from "../script/compiled-script.js";
 import { checkRequestBytes, requestLimits, type RequestLimits } from "../engine/request-limits.js";
-import { Code } from "../engine/status-code.js";
+import { Code } from "../shared/status-code.js";
 import type { RequestCheck } from "./service-definition.js";
 
 /** What the deserializer hands a handler in place of a request past a limit. */

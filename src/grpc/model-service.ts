@@ -11,11 +11,14 @@ import {
   type ListModelsRequest,
   type ListModelsResponse,
 } from "../../gen/modelstub/v1/model_pb.js";
-import { checkSessionName, type Stub } from "../engine/create-stub.js";
-import type { CallStatus } from "../engine/compile-script.js";
-import type { CallLog, CallResult } from "../engine/run-call.js";
+import { checkSessionName } from "../engine/check-session-name.js";
+import type { Stub } from "../engine/create-stub.js";
+import type { CallStatus } from "../script/compiled-script.js";
+import type { CallLog } from "../engine/call-log.js";
+import type { CallResult } from "../engine/call-result.js";
+import { outcomeName, refusedOutcome } from "../log/call-record.js";
 import type { Logger } from "../log/create-logger.js";
-import { Code } from "../engine/status-code.js";
+import { Code, codeName } from "../shared/status-code.js";
 import { callSignal, dropCall, metadataText, sessionOf, statusError, stepHeader } from "./call-context.js";
 import { createFrameWriter } from "./create-frame-writer.js";
 import { overLimitStatus } from "./limit-request.js";
@@ -68,13 +71,34 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
       onLog: logger
         ? (l: CallLog) => {
             reported = true;
-            logger.grpcCall(method, l);
+            logger.call({
+              transport: "grpc",
+              method,
+              session: l.session,
+              step: l.step,
+              entry: l.entry,
+              sequence: l.sequence,
+              outcome: outcomeName(l.outcome),
+              code: codeName(l.code),
+              declaredMs: l.declaredMs,
+            });
           }
         : undefined,
       /** Logs `status` as a refusal when the engine did not run the call (it reported nothing). */
       ifRefused(status: CallStatus) {
         // A refused name or step can be any length: the line keeps as much of it as the status message does.
-        if (!reported) logger?.grpcRefused(method, { session: session.slice(0, 140), step: step.slice(0, 140), code: status.code, message: status.message });
+        if (reported || !logger) return;
+        logger.call({
+          transport: "grpc",
+          method,
+          session: session.slice(0, 140),
+          step: step.slice(0, 140),
+          entry: "",
+          outcome: refusedOutcome,
+          code: codeName(status.code),
+          declaredMs: 0,
+          message: status.message,
+        });
       },
     };
   };

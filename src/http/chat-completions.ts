@@ -1,9 +1,10 @@
 import type { ServerResponse } from "node:http";
 import type { Stub } from "../engine/create-stub.js";
-import type { CallLog } from "../engine/run-call.js";
+import type { CallLog } from "../engine/call-log.js";
 import { badRequestError, httpErrorOf } from "./http-error.js";
-import { Code, codeName } from "../engine/status-code.js";
-import { outcomeName, refusedOutcome, type HttpRequestLog } from "./http-log.js";
+import { Code, codeName } from "../shared/status-code.js";
+import { outcomeName, refusedOutcome } from "../log/call-record.js";
+import type { HttpRequestLog } from "./http-log.js";
 import { ChunkWriter, completionBody, createdOf, doneEvent, event } from "./openai-wire.js";
 import { parseChatRequest } from "./parse-chat-request.js";
 import { sendError, sendJson, streamWriter } from "./send.js";

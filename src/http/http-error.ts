@@ -1,5 +1,5 @@
-import type { CallStatus } from "../engine/compile-script.js";
-import { Code, codeName } from "../engine/status-code.js";
+import type { CallStatus } from "../script/compiled-script.js";
+import { Code, codeName } from "../shared/status-code.js";
 
 /** An error answer in OpenAI's dialect: status, extra headers, `{"error":{...}}`. */
 export interface HttpError {

@@ -1,4 +1,4 @@
-import { Outcome } from "../../gen/modelstub/v1/episode_pb.js";
+import type { CallRecord } from "../log/call-record.js";
 
 /** What the HTTP front reports about one request, once it has ended. */
 export interface HttpRequestLog {
@@ -26,17 +26,6 @@ export interface HttpRequestLog {
   declaredMs: number;
 }
 
-/**
- * The outcome logged, on either transport, for a model call refused before it ran (draining, a
- * cap, an unreadable request): not an episode outcome, since such a call is recorded nowhere.
- */
-export const refusedOutcome = "REFUSED";
-
-/** The name of an outcome, like `STREAM_BROKEN`. */
-export function outcomeName(outcome: Outcome): string {
-  return Outcome[outcome] ?? String(outcome);
-}
-
 /** One stderr line per request, `key=value` after the request line so it greps and parses easily. */
 export function formatHttpLog(r: HttpRequestLog): string {
   const parts = [`modelstub: http ${r.method} ${r.path} ${r.status === 0 ? "reset" : r.status}`, `session=${r.session}`];
@@ -46,6 +35,22 @@ export function formatHttpLog(r: HttpRequestLog): string {
   if (r.code) parts.push(`code=${r.code}`);
   if (r.message) parts.push(`message=${JSON.stringify(r.message)}`);
   return parts.join(" ");
+}
+
+/** The request as the server's log records it, in the same shape as a gRPC call's. */
+export function callRecordOf(r: HttpRequestLog): CallRecord {
+  return {
+    transport: "http",
+    method: `${r.method} ${r.path}`,
+    status: r.status,
+    session: r.session,
+    step: r.step,
+    entry: r.entry,
+    outcome: r.outcome,
+    code: r.code,
+    declaredMs: r.declaredMs,
+    message: r.message,
+  };
 }
 
 /** The default HTTP logger: one line on stderr. */

@@ -1,4 +1,4 @@
-import type { CompiledScript, DeclaredModel } from "../engine/compile-script.js";
+import type { CompiledScript, DeclaredModel } from "../script/compiled-script.js";
 import { createdEpoch } from "./openai-wire.js";
 
 /** The models a script declares; a script that declares none lists its default model, as ListModels does. */

@@ -8,7 +8,27 @@ import {
   ToolSchema,
   type GenerateRequest,
 } from "../../gen/modelstub/v1/model_pb.js";
-import { overLimitMessage, requestLimits } from "../engine/request-limits.js";
+import { requestLimits } from "../engine/request-limits.js";
+import {
+  booleanAt,
+  invalid,
+  isObject,
+  kindOf,
+  limitCount,
+  missing,
+  numberAt,
+  objectAt,
+  optional,
+  Refusal,
+  seedAt,
+  stringAt,
+  uint32At,
+  wrongType,
+  type BadRequest,
+  type Obj,
+} from "./refusal.js";
+
+export type { BadRequest } from "./refusal.js";
 
 /** A chat-completions request, as the engine's GenerateRequest plus the HTTP-only options. */
 export interface ChatRequest {
@@ -18,15 +38,6 @@ export interface ChatRequest {
   includeUsage: boolean;
 }
 
-/** Why a request body was refused: the parts of an OpenAI error body. */
-export interface BadRequest {
-  message: string;
-  /** The field at fault, like `messages[1].role`; null for the body as a whole. */
-  param: string | null;
-  /** OpenAI's vocabulary: invalid_json, missing_required_parameter, invalid_type, invalid_value. */
-  code: string;
-}
-
 const roles: Record<string, Role> = {
   system: Role.SYSTEM,
   developer: Role.SYSTEM,
@@ -34,60 +45,6 @@ const roles: Record<string, Role> = {
   assistant: Role.ASSISTANT,
   tool: Role.TOOL,
 };
-
-/** Thrown inside the parser only; parseChatRequest returns it as data. */
-class Refusal extends Error {
-  constructor(readonly bad: BadRequest) {
-    super(bad.message);
-  }
-}
-
-function kindOf(v: unknown): string {
-  if (v === null) return "null";
-  if (Array.isArray(v)) return "a list";
-  if (typeof v === "object") return "an object";
-  if (typeof v === "string") return "a string";
-  return `${typeof v === "number" ? "a number" : typeof v === "boolean" ? "a boolean" : typeof v} (${JSON.stringify(v)})`;
-}
-
-function wrongType(param: string, expected: string, got: unknown): never {
-  throw new Refusal({ message: `${param}: expected ${expected}, got ${kindOf(got)}`, param, code: "invalid_type" });
-}
-
-function missing(param: string, what: string): never {
-  throw new Refusal({ message: `${param} is required: ${what}`, param, code: "missing_required_parameter" });
-}
-
-function invalid(param: string, message: string): never {
-  throw new Refusal({ message: `${param}: ${message}`, param, code: "invalid_value" });
-}
-
-/** Refuses a list longer than a request limit (engine/request-limits.ts), with the gRPC side's message. */
-function limitCount(field: string, count: number, what: string, limit: number, per: string, param: string | null = field): void {
-  if (count > limit) throw new Refusal({ message: overLimitMessage(field, count, what, limit, per), param, code: "too_many_items" });
-}
-
-type Obj = Record<string, unknown>;
-
-function isObject(v: unknown): v is Obj {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-function objectAt(v: unknown, param: string): Obj {
-  if (!isObject(v)) wrongType(param, "an object", v);
-  return v;
-}
-
-function stringAt(v: unknown, param: string): string {
-  if (typeof v !== "string") wrongType(param, "a string", v);
-  return v;
-}
-
-/** An optional field: absent and null both mean "not sent", as in OpenAI's API. */
-function optional<T>(o: Obj, key: string, read: (v: unknown, param: string) => T, param = key): T | undefined {
-  const v = o[key];
-  return v === undefined || v === null ? undefined : read(v, param);
-}
 
 /** Message content: a string, or a list of `{type: "text", text}` parts joined with nothing between. */
 function contentAt(v: unknown, param: string): string {
@@ -151,32 +108,11 @@ function toolAt(v: unknown, param: string) {
   });
 }
 
-function numberAt(v: unknown, param: string): number {
-  if (typeof v !== "number" || !Number.isFinite(v)) wrongType(param, "a number", v);
-  return v;
-}
-
-function uint32At(v: unknown, param: string): number {
-  if (typeof v !== "number" || !Number.isInteger(v)) wrongType(param, "a whole number", v);
-  if (v < 0 || v > 0xffffffff) invalid(param, `expected a whole number from 0 to 4294967295, got ${v}`);
-  return v;
-}
-
-function seedAt(v: unknown, param: string): bigint {
-  if (typeof v !== "number" || !Number.isSafeInteger(v)) wrongType(param, "a whole number", v);
-  return BigInt(v);
-}
-
 function stopAt(v: unknown, param: string): string[] {
   if (typeof v === "string") return [v];
   if (!Array.isArray(v)) wrongType(param, "a string or a list of strings", v);
   limitCount(param, v.length, "stop sequences", requestLimits.stopSequences, "in a request");
   return v.map((s, i) => stringAt(s, `${param}[${i}]`));
-}
-
-function booleanAt(v: unknown, param: string): boolean {
-  if (typeof v !== "boolean") wrongType(param, "true or false", v);
-  return v;
 }
 
 /** Sampling fields exactly as sent: proto3 optional fields stay unset when the client left them out. */

@@ -1,4 +1,4 @@
-import type { CompiledScript } from "../engine/compile-script.js";
+import type { CompiledScript } from "../script/compiled-script.js";
 import { compileFile, compileSource, type ScriptSource } from "./script-source.js";
 
 /**

@@ -1,8 +1,8 @@
 import type { z } from "zod";
-import type { CompiledScript } from "../engine/compile-script.js";
-import { loadScriptFile, loadScriptText } from "../engine/load-script.js";
-import { ScriptError } from "../engine/script-error.js";
-import type { ScriptSchema } from "../engine/script-schema.js";
+import type { CompiledScript } from "../script/compiled-script.js";
+import { loadScriptFile, loadScriptText } from "../script/load-script.js";
+import { ScriptError } from "../script/script-error.js";
+import type { ScriptSchema } from "../script/script-schema.js";
 
 /**
  * A script written as an object, with the same keys as the YAML (`entries`, `steps`,

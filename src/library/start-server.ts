@@ -1,9 +1,10 @@
 import { createRealClock, createVirtualClock } from "../engine/clock.js";
-import type { CompiledScript } from "../engine/compile-script.js";
+import type { CompiledScript } from "../script/compiled-script.js";
 import { createStub, type Stub } from "../engine/create-stub.js";
-import { defaultScript } from "../engine/default-script.js";
+import { defaultScript } from "../script/default-script.js";
 import { isLoopbackHost } from "../grpc/is-loopback-host.js";
 import { splitAddress, startGrpcServer, type RunningGrpcServer } from "../grpc/start-grpc-server.js";
+import { callRecordOf } from "../http/http-log.js";
 import { parseHttpAddress, startHttpServer, type RunningHttpServer } from "../http/start-http-server.js";
 import { createLogger, type LogFormat, type LogLevel } from "../log/create-logger.js";
 import { createInProcessPort } from "../port/in-process-port.js";
@@ -154,7 +155,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Stu
   if (options.http !== undefined) {
     try {
       const exposed = !isLoopbackHost(parseHttpAddress(options.http).host);
-      http = await startHttpServer({ stub, address: options.http, log: (r) => logger.http(r), maxBodyBytes: maxMessageBytes, token: exposed ? token : undefined });
+      http = await startHttpServer({ stub, address: options.http, log: (r) => logger.call(callRecordOf(r)), maxBodyBytes: maxMessageBytes, token: exposed ? token : undefined });
     } catch (err) {
       await grpc.close(0);
       throw new Error(`startServer: cannot listen on ${options.http}: ${(err as Error).message}`, { cause: err });

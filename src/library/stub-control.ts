@@ -1,5 +1,7 @@
 import type { Episode } from "../../gen/modelstub/v1/episode_pb.js";
-import { checkSessionName, type Stub, type Verification } from "../engine/create-stub.js";
+import { checkSessionName } from "../engine/check-session-name.js";
+import type { Stub } from "../engine/create-stub.js";
+import type { Verification } from "../engine/verify-session.js";
 import { ModelCallError } from "../port/model-port.js";
 import { compileSource, type ScriptSource } from "./script-source.js";
 

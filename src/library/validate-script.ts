@@ -1,5 +1,5 @@
-import type { CompiledScript } from "../engine/compile-script.js";
-import { ScriptError } from "../engine/script-error.js";
+import type { CompiledScript } from "../script/compiled-script.js";
+import { ScriptError } from "../script/script-error.js";
 import { compileFile, compileSource, type ScriptSource } from "./script-source.js";
 
 /** What validateScript() found: a valid script's size, or the problems `modelstub validate` prints. */

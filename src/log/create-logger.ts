@@ -1,7 +1,4 @@
-import { Outcome } from "../../gen/modelstub/v1/episode_pb.js";
-import type { CallLog } from "../engine/run-call.js";
-import { codeName } from "../engine/status-code.js";
-import { refusedOutcome, type HttpRequestLog } from "../http/http-log.js";
+import type { CallRecord } from "./call-record.js";
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 export type LogFormat = "json" | "text";
@@ -13,14 +10,6 @@ export interface LogSink {
   write(chunk: string): unknown;
 }
 
-/** A gRPC model call refused before it ran, so in no episode: draining, a cap, a bad session name or step id. */
-export interface Refusal {
-  session: string;
-  step: string;
-  code: number;
-  message: string;
-}
-
 /**
  * The server's log: one line per call on stderr, as a container's log is read. A call only
  * queues its record: formatting (JSON.stringify) and the write happen once per event-loop turn,
@@ -28,12 +17,8 @@ export interface Refusal {
  * costs one comparison. Fields are read when the line is formatted: pass a fresh object.
  */
 export interface Logger {
-  /** A finished gRPC model call. */
-  grpcCall(method: string, log: CallLog): void;
-  /** A gRPC model call refused before it ran: one line like a call's, outcome REFUSED. */
-  grpcRefused(method: string, refusal: Refusal): void;
-  /** A finished HTTP request. */
-  http(record: HttpRequestLog): void;
+  /** A finished call or HTTP request, refused ones included (outcome REFUSED), from either transport. */
+  call(record: CallRecord): void;
   /** What the server is doing, for debugging (--log-level debug). */
   debug(message: string, fields?: Record<string, unknown>): void;
   info(message: string, fields?: Record<string, unknown>): void;
@@ -54,6 +39,27 @@ function textFields(fields: Record<string, unknown>): string {
 }
 
 type Level = Exclude<LogLevel, "silent">;
+
+/**
+ * A call's line fields, in a fixed order on both transports; a field the record leaves
+ * undefined is left out (JSON.stringify drops it, the text format skips it). Fields are read
+ * when the line is formatted, after the call has answered.
+ */
+function callFields(r: CallRecord): Record<string, unknown> {
+  return {
+    transport: r.transport,
+    method: r.method,
+    status: r.status,
+    session: r.session,
+    step: r.step,
+    entry: r.entry,
+    sequence: r.sequence,
+    outcome: r.outcome,
+    code: r.code,
+    declared_ms: r.declaredMs,
+    message: r.message,
+  };
+}
 
 /** A line waiting for the end of the event-loop turn, not yet formatted. */
 interface Queued {
@@ -102,49 +108,9 @@ export function createLogger(options: { level?: LogLevel; format?: LogFormat; si
     if (rank[level] >= threshold) emit(level, message, fields);
   };
   return {
-    grpcCall(method, log) {
+    call(record) {
       if (rank.info < threshold) return;
-      emit("info", "call", {
-        transport: "grpc",
-        method,
-        session: log.session,
-        step: log.step,
-        entry: log.entry,
-        sequence: log.sequence,
-        outcome: Outcome[log.outcome],
-        code: codeName(log.code),
-        declared_ms: log.declaredMs,
-      });
-    },
-    grpcRefused(method, r) {
-      if (rank.info < threshold) return;
-      // The same keys as a call's line (no sequence: none was handed out), and the reason.
-      emit("info", "call", {
-        transport: "grpc",
-        method,
-        session: r.session,
-        step: r.step,
-        entry: "",
-        outcome: refusedOutcome,
-        code: codeName(r.code),
-        declared_ms: 0,
-        message: r.message,
-      });
-    },
-    http(r) {
-      if (rank.info < threshold) return;
-      emit("info", "call", {
-        transport: "http",
-        method: `${r.method} ${r.path}`,
-        status: r.status,
-        session: r.session,
-        step: r.step,
-        entry: r.entry,
-        outcome: r.outcome,
-        code: r.code,
-        declared_ms: r.declaredMs,
-        message: r.message,
-      });
+      emit("info", "call", callFields(record));
     },
     debug: at("debug"),
     info: at("info"),

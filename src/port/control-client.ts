@@ -10,7 +10,7 @@ import {
   type ServiceError,
 } from "@grpc/grpc-js";
 import { ControlService, ExportEpisodeRequestSchema, type ExportEpisodeResponse, type ListSessionsResponse, type SessionInfo } from "../../gen/modelstub/v1/control_pb.js";
-import { Code } from "../engine/status-code.js";
+import { Code } from "../shared/status-code.js";
 import { serviceDefinition } from "../grpc/service-definition.js";
 import { ModelCallError } from "./model-port.js";
 

@@ -1,7 +1,7 @@
 import type { GenerateRequest, GenerateStreamResponse } from "../../gen/modelstub/v1/model_pb.js";
 import type { Stub } from "../engine/create-stub.js";
-import type { CallResult } from "../engine/run-call.js";
-import { Code } from "../engine/status-code.js";
+import type { CallResult } from "../engine/call-result.js";
+import { Code } from "../shared/status-code.js";
 import { ModelCallError, type ModelPort, type PortCallOptions } from "./model-port.js";
 
 /** An abort signal for one call: the caller's signal cancels, the timeout is a deadline. */

@@ -1,6 +1,6 @@
 import type { Episode } from "../../gen/modelstub/v1/episode_pb.js";
-import type { EpisodeCloseReason } from "../engine/create-stub.js";
-import { Code } from "../engine/status-code.js";
+import type { EpisodeCloseReason } from "../engine/episode-close-reason.js";
+import { Code } from "../shared/status-code.js";
 import { createEpisodeWriter } from "./create-episode-writer.js";
 
 /** Where the recorder reports: the server's logger fits. */

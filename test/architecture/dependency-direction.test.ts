@@ -1,51 +1,81 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { filesUnder, importsOf, resolveImport, srcDir, srcPath } from "./module-graph.js";
 
-const src = new URL("../../src/", import.meta.url).pathname;
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : []));
-}
-
-function importsOf(file: string): string[] {
-  const text = readFileSync(file, "utf8");
-  return [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^"']*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1] ?? m[2]!);
-}
-
-// engine <- transports (grpc, http, port, record, log) <- cli and library: imports only point
-// down this list. The CLI and the library are two faces of the same transports, side by side:
-// neither imports the other, so the package's API never drags in option parsing, and the CLI
-// never depends on what the library adds. src/index.ts, the package's entry, re-exports.
+// The rooms of src/ and the rooms each may import from; imports only point down. shared is the
+// floor (words every room speaks); the script language compiles text into a CompiledScript; the
+// engine runs calls on one, knowing it only by its types; the transports (grpc, http, port,
+// record, and log beneath both servers) carry calls to and from the engine; the CLI and the
+// library are two faces of the same transports, side by side: neither imports the other, so the
+// package's API never drags in option parsing. src/index.ts, the package's entry, re-exports.
+// docs/architecture.md draws this table; each folder's README.md says its own row.
 const layers: Record<string, string[]> = {
-  engine: [],
-  record: ["engine"],
-  log: ["engine", "http"],
-  grpc: ["engine", "log"],
-  http: ["engine", "log"],
-  port: ["engine", "grpc"],
-  cli: ["engine", "grpc", "http", "port", "record", "log"],
-  library: ["engine", "grpc", "http", "port", "record", "log"],
-  "index.ts": ["library", "port", "engine"],
+  shared: [],
+  script: ["shared"],
+  engine: ["shared", "script"],
+  log: ["shared"],
+  record: ["shared", "engine"],
+  grpc: ["shared", "script", "engine", "log"],
+  http: ["shared", "script", "engine", "log"],
+  port: ["shared", "engine", "grpc"],
+  cli: ["shared", "script", "engine", "log", "record", "grpc", "http", "port"],
+  library: ["shared", "script", "engine", "log", "record", "grpc", "http", "port"],
+  "index.ts": ["shared", "script", "engine", "port", "library"],
 };
+
+/** The engine sees the script language through one door: the compiled script's types. */
+const engineDoor = "script/compiled-script.ts";
+
+/** Rooms that must run without a transport: they never import a transport library. */
+const transportFree = ["shared", "script", "engine", "log"];
 const transportPackages = ["@grpc/grpc-js", "@grpc/reflection", "node:http", "node:http2", "node:net"];
 
 describe("the dependency direction", () => {
-  for (const file of filesUnder(src)) {
-    const rel = relative(src, file);
+  for (const file of filesUnder(srcDir)) {
+    const rel = srcPath(file);
     const layer = rel.split("/")[0]!;
     it(`${rel} imports only from layers below it`, () => {
       const allowed = layers[layer];
       expect(allowed, `unknown layer ${layer}: add it to the table`).toBeDefined();
-      for (const spec of importsOf(file)) {
+      for (const { spec, typeOnly } of importsOf(file)) {
         if (spec.startsWith(".")) {
-          const target = relative(src, join(file, "..", spec)).split("/")[0]!;
-          if (target === layer || target.startsWith("..")) continue;
-          expect(allowed, `${rel} imports ${spec}`).toContain(target);
-        } else if (layer === "engine") {
-          expect(transportPackages, `the engine imports the transport package ${spec}`).not.toContain(spec);
+          const target = resolveImport(file, spec);
+          const targetLayer = target.split("/")[0]!;
+          if (targetLayer === layer || target.startsWith("..")) continue;
+          expect(allowed, `${rel} imports ${spec}`).toContain(targetLayer);
+          if (layer === "engine" && targetLayer === "script") {
+            expect(target, `${rel} imports ${spec}: the engine may import only ${engineDoor}`).toBe(engineDoor);
+            expect(typeOnly, `${rel} imports values from ${spec}: the engine imports the compiled script's types only (import type)`).toBe(true);
+          }
+        } else if (transportFree.includes(layer)) {
+          expect(transportPackages, `${rel} imports the transport package ${spec}`).not.toContain(spec);
         }
       }
+    });
+  }
+});
+
+describe("each room of src/", () => {
+  for (const room of Object.keys(layers).filter((l) => !l.endsWith(".ts"))) {
+    it(`${room}/ opens with a README.md saying what it owns and exactly which rooms it may import`, () => {
+      const readme = join(srcDir, room, "README.md");
+      expect(existsSync(readme), `src/${room}/README.md is missing`).toBe(true);
+      const line = readFileSync(readme, "utf8")
+        .split("\n")
+        .find((l) => l.startsWith("May import:"));
+      expect(line, `src/${room}/README.md has no "May import:" line`).toBeDefined();
+      const named = [...line!.matchAll(/`([a-z]+)\/`/g)].map((m) => m[1]!).sort();
+      expect(named, `the "May import:" line of src/${room}/README.md`).toEqual([...layers[room]!].sort());
+    });
+  }
+
+  // The rooms a newcomer walks most: their READMEs are their maps, so they name every file.
+  for (const room of ["shared", "script", "engine"]) {
+    it(`${room}/README.md names every file of the room`, () => {
+      const readme = readFileSync(join(srcDir, room, "README.md"), "utf8");
+      const files = filesUnder(join(srcDir, room)).map((f) => srcPath(f).slice(room.length + 1));
+      expect(files.filter((f) => !readme.includes(`\`${f}\``) && !(f.startsWith("find-") && readme.includes("`find-*.ts`")))).toEqual([]);
     });
   }
 });

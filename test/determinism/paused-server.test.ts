@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GetEpisodeResponse, ListSessionsResponse } from "../../gen/modelstub/v1/control_pb.js";
 import { EpisodeSchema, Outcome } from "../../gen/modelstub/v1/episode_pb.js";
 import { episodeDifference } from "../../src/engine/episode-difference.js";
-import { Code } from "../../src/engine/status-code.js";
+import { Code } from "../../src/shared/status-code.js";
 import { createControlClient, type ControlClient } from "../../src/port/control-client.js";
 import { createGrpcPort } from "../../src/port/grpc-port.js";
 import { ModelCallError, type ModelPort } from "../../src/port/model-port.js";

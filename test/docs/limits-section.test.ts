@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { serveOptions } from "../../src/cli/serve-options.js";
-import { maxDurationMs } from "../../src/engine/parse-duration.js";
+import { maxDurationMs } from "../../src/script/parse-duration.js";
 import { requestLimits } from "../../src/engine/request-limits.js";
 import { maxStreamFrames } from "../../src/engine/plan-frames.js";
-import * as scriptLimits from "../../src/engine/script-limits.js";
-import { maxTemplateOutputBytes } from "../../src/engine/template.js";
+import * as scriptLimits from "../../src/script/script-limits.js";
+import { maxTemplateOutputBytes } from "../../src/shared/template-too-large-error.js";
 import { exportChunkBytes } from "../../src/grpc/control-service.js";
 import { maxStatusDetailsWireBytes } from "../../src/grpc/fit-status-details.js";
 import { maxUnwrittenBytes } from "../../src/grpc/model-service.js";

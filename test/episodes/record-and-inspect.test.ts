@@ -7,7 +7,7 @@ import type { GetEpisodeResponse, VerifySessionResponse, ListSessionsResponse, L
 import { EpisodeSchema } from "../../gen/modelstub/v1/episode_pb.js";
 import { createControlClient } from "../../src/port/control-client.js";
 import { createGrpcPort } from "../../src/port/grpc-port.js";
-import { Code } from "../../src/engine/status-code.js";
+import { Code } from "../../src/shared/status-code.js";
 import { driveScenario, goldenPath, scenarioPath } from "../support/determinism-scenario.js";
 import { userRequest } from "../support/requests.js";
 import { runCli, startServeProcess } from "../support/run-cli.js";

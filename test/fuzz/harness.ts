@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { connect, type ClientHttp2Session, type IncomingHttpHeaders } from "node:http2";
 import { expect } from "vitest";
 import type { ListSessionsResponse } from "../../gen/modelstub/v1/control_pb.js";
-import { codeNames } from "../../src/engine/status-code.js";
+import { codeNames } from "../../src/shared/status-code.js";
 import { createControlClient, type ControlClient } from "../../src/port/control-client.js";
 import { createGrpcPort } from "../../src/port/grpc-port.js";
 import type { ModelPort } from "../../src/port/model-port.js";

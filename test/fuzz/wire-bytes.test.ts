@@ -2,7 +2,7 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LoadScriptRequestSchema } from "../../gen/modelstub/v1/control_pb.js";
 import { GenerateRequestSchema, Role } from "../../gen/modelstub/v1/model_pb.js";
-import { Code } from "../../src/engine/status-code.js";
+import { Code } from "../../src/shared/status-code.js";
 import { checkAfterBatch, codeName, grpcFrame, rawCall, rawSession, startFuzzServer, type FuzzServer, type RawAnswer } from "./harness.js";
 import { createRng, randomText, replay, scaled, type Rng } from "./prng.js";
 

@@ -3,7 +3,7 @@ import { writeFile } from "node:fs/promises";
 import { expect, it } from "vitest";
 import { EpisodeSchema } from "../../gen/modelstub/v1/episode_pb.js";
 import { createStub } from "../../src/engine/create-stub.js";
-import { loadScriptText } from "../../src/engine/load-script.js";
+import { loadScriptText } from "../../src/script/load-script.js";
 import { createInProcessPort } from "../../src/port/in-process-port.js";
 import { driveScenario, goldenPath, scenarioScript } from "../support/determinism-scenario.js";
 

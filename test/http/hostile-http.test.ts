@@ -2,7 +2,7 @@ import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createVirtualClock } from "../../src/engine/clock.js";
 import { createStub } from "../../src/engine/create-stub.js";
-import { defaultScript } from "../../src/engine/default-script.js";
+import { defaultScript } from "../../src/script/default-script.js";
 import { startHttpServer, type RunningHttpServer } from "../../src/http/start-http-server.js";
 import { runCli, startServeProcess } from "../support/run-cli.js";
 import { rawRequest, startHttpStub, type HttpStub } from "./http-stub.js";

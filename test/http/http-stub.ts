@@ -2,8 +2,8 @@ import { request } from "node:http";
 import OpenAI from "openai";
 import { createRealClock, createVirtualClock } from "../../src/engine/clock.js";
 import { createStub, type Stub, type StubOptions } from "../../src/engine/create-stub.js";
-import { defaultScript } from "../../src/engine/default-script.js";
-import { loadScriptText } from "../../src/engine/load-script.js";
+import { defaultScript } from "../../src/script/default-script.js";
+import { loadScriptText } from "../../src/script/load-script.js";
 import type { HttpRequestLog } from "../../src/http/http-log.js";
 import { startHttpServer, type RunningHttpServer } from "../../src/http/start-http-server.js";
 

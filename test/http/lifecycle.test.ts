@@ -2,7 +2,7 @@ import { request } from "node:http";
 import { describe, expect, it } from "vitest";
 import { Outcome } from "../../gen/modelstub/v1/episode_pb.js";
 import { createStub } from "../../src/engine/create-stub.js";
-import { loadScriptText } from "../../src/engine/load-script.js";
+import { loadScriptText } from "../../src/script/load-script.js";
 import { startHttpServer } from "../../src/http/start-http-server.js";
 import { rawRequest, startHttpStub } from "./http-stub.js";
 

@@ -7,8 +7,8 @@ import type { DeleteSessionResponse, GetEpisodeResponse, ListSessionsResponse } 
 import { EpisodeSchema, Outcome, type Episode } from "../../gen/modelstub/v1/episode_pb.js";
 import { createVirtualClock } from "../../src/engine/clock.js";
 import { createStub } from "../../src/engine/create-stub.js";
-import { loadScriptText } from "../../src/engine/load-script.js";
-import { Code } from "../../src/engine/status-code.js";
+import { loadScriptText } from "../../src/script/load-script.js";
+import { Code } from "../../src/shared/status-code.js";
 import { createControlClient, type ControlClient } from "../../src/port/control-client.js";
 import { createGrpcPort } from "../../src/port/grpc-port.js";
 import { createInProcessPort } from "../../src/port/in-process-port.js";

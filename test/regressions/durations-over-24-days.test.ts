@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { loadScriptText } from "../../src/engine/load-script.js";
-import { maxDurationMs } from "../../src/engine/parse-duration.js";
+import { loadScriptText } from "../../src/script/load-script.js";
+import { maxDurationMs } from "../../src/script/parse-duration.js";
 
 /*
  * Durations had no upper bound, and Node's setTimeout fires after 1 ms when asked to wait more

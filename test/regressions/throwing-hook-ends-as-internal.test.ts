@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Outcome } from "../../gen/modelstub/v1/episode_pb.js";
 import { createVirtualClock } from "../../src/engine/clock.js";
 import { createStub, type Stub } from "../../src/engine/create-stub.js";
-import { loadScriptText } from "../../src/engine/load-script.js";
-import { Code } from "../../src/engine/status-code.js";
+import { loadScriptText } from "../../src/script/load-script.js";
+import { Code } from "../../src/shared/status-code.js";
 import { createInProcessPort } from "../../src/port/in-process-port.js";
 import { collect, userRequest } from "../support/requests.js";
 

@@ -1,6 +1,6 @@
 import { createVirtualClock, createRealClock, type Clock } from "../../src/engine/clock.js";
 import { createStub, type Stub, type StubOptions } from "../../src/engine/create-stub.js";
-import { loadScriptText } from "../../src/engine/load-script.js";
+import { loadScriptText } from "../../src/script/load-script.js";
 import { startGrpcServer, type RunningGrpcServer } from "../../src/grpc/start-grpc-server.js";
 import { createControlClient, type ControlClient } from "../../src/port/control-client.js";
 import { createGrpcPort } from "../../src/port/grpc-port.js";

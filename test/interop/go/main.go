@@ -3,6 +3,10 @@
 //	executor -addr 127.0.0.1:PORT -session NAME -out FILE   runs the interop scenario
 //	executor -reencode IN -out OUT                          re-encodes Episode bytes
 //
+// This file is longer than 250 lines because it is one self-contained interop client per
+// language that runs every step of the scenario in order; kept in one file, it reads as the list
+// of checks, step by step, beside the Rust and other executors that run the same list.
+//
 // The scenario is described in test/interop/README.md; every executor runs it identically.
 package main
 

@@ -3,6 +3,10 @@
 //! `executor -addr 127.0.0.1:PORT -session NAME -out FILE` runs the interop scenario
 //! (see test/interop/README.md) and writes the session's Episode bytes to FILE.
 //! `executor -reencode IN -out OUT` decodes Episode bytes and encodes them again with prost.
+//!
+//! This file is longer than 250 lines because it is one self-contained interop client per
+//! language that runs every step of the scenario in order; kept in one file, it reads as the
+//! list of checks, step by step, beside the Go and other executors that run the same list.
 
 use std::process::exit;
 use std::time::Duration;

@@ -1,0 +1,128 @@
+import { sameToken } from "../engine/same-token.js";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Stub } from "../engine/create-stub.js";
+import { Code } from "../shared/status-code.js";
+import { chatCompletions, refused } from "./chat-completions.js";
+import { frontError, type HttpError } from "./http-error.js";
+import type { HttpRequestLog } from "./http-log.js";
+import { catalogModelList, declaredModels, openAiModel, openAiModelList } from "./model-lists.js";
+import { sendError, sendJson } from "./send.js";
+
+// How startHttpServer (start-http-server.ts) routes a request: the checks before routing (the
+// target, the token) and the routes themselves.
+
+/** Header names of the public contract, the same as the gRPC metadata keys. */
+export const sessionHeader = "x-modelstub-session";
+export const stepHeader = "x-modelstub-step";
+
+/**
+ * The request target as a URL, or why it cannot be routed: a target URL cannot parse
+ * (`http://[::1`) or a path whose percent-encoding is malformed (`/v1/models/%E0%A4%A`).
+ */
+export function targetOf(raw: string): { url: URL } | { error: string } {
+  let url: URL;
+  try {
+    url = new URL(raw, "http://modelstub.invalid");
+  } catch {
+    return { error: `the request target ${JSON.stringify(raw.slice(0, 200))} is not a valid URL path` };
+  }
+  try {
+    decodeURIComponent(url.pathname);
+  } catch {
+    return { error: `the path ${JSON.stringify(url.pathname.slice(0, 200))} has malformed percent-encoding: every % must start an escape (%XX) of UTF-8 bytes` };
+  }
+  return { url };
+}
+
+/** A 401 when the front needs a token and the request does not carry it. */
+export function unauthorized(req: IncomingMessage, token: string | undefined): HttpError | undefined {
+  if (token === undefined) return undefined;
+  const auth = headerText(req, "authorization");
+  const m = /^Bearer\s+(.*)$/i.exec(auth);
+  if (m && sameToken(m[1]!, token)) return undefined;
+  const message = auth
+    ? "wrong token: this server needs `authorization: Bearer <token>` with its --control-token"
+    : "this server is exposed beyond loopback and needs `authorization: Bearer <token>` with its --control-token (the OpenAI SDKs send their apiKey so)";
+  return frontError(401, message, "invalid_api_key", [["www-authenticate", "Bearer"]]);
+}
+
+/** A request header as text: the first when sent more than once, "" when not sent. */
+export function headerText(req: IncomingMessage, name: string): string {
+  const v = req.headers[name];
+  return (Array.isArray(v) ? v[0] : v) ?? "";
+}
+
+/** Reads the body as UTF-8 text; undefined when it passes the limit, or the client went away. */
+async function readBody(req: IncomingMessage, limit: number): Promise<string | "too large" | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) return "too large";
+      chunks.push(chunk);
+    }
+  } catch {
+    return undefined;
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Answers a request refused before routing; resolves with its log fields. */
+export async function refuseWith(res: ServerResponse, e: HttpError, code: number): Promise<Partial<HttpRequestLog>> {
+  sendError(res, e);
+  return { status: e.status, ...refused(code, e.body.error.message) };
+}
+
+const routesHelp = "modelstub serves POST /v1/chat/completions (also /chat/completions), GET /v1/models, GET /v1/models/{id} and GET /models";
+
+function wrongMethod(res: ServerResponse, allow: string): Partial<HttpRequestLog> {
+  sendError(res, frontError(405, `use ${allow} here; ${routesHelp}`, "method_not_allowed", [["allow", allow]]));
+  return { status: 405 };
+}
+
+/** One request as the router sees it. */
+export interface Routed {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  session: string;
+  step: string;
+}
+
+/** Answers a request that passed the checks by its path: chat completions or the model lists; resolves with its log fields. */
+export async function route(stub: Stub, { req, res, url, session, step }: Routed, maxBody: number): Promise<Partial<HttpRequestLog>> {
+  const path = url.pathname;
+  if (path === "/v1/chat/completions" || path === "/chat/completions") {
+    if (req.method !== "POST") return wrongMethod(res, "POST");
+    const body = await readBody(req, maxBody);
+    if (body === undefined) return { status: 499 };
+    if (body === "too large") {
+      const message = `the request body is larger than ${maxBody} bytes`;
+      sendError(res, frontError(413, message, "request_too_large", [["connection", "close"]]));
+      return { status: 413, ...refused(Code.RESOURCE_EXHAUSTED, message) };
+    }
+    return chatCompletions(stub, res, body, { session, step });
+  }
+  const script = stub.scriptOf(session);
+  if (path === "/v1/models" || path === "/models") {
+    if (req.method !== "GET") return wrongMethod(res, "GET");
+    // OpenRouter's catalog lives at /models (its base URL ends in /api/v1, ours has no prefix).
+    sendJson(res, 200, path === "/models" ? catalogModelList(script, url.searchParams.get("output_modalities")) : openAiModelList(script));
+    return { status: 200 };
+  }
+  if (path.startsWith("/v1/models/")) {
+    if (req.method !== "GET") return wrongMethod(res, "GET");
+    // The whole path decoded once already (targetOf), so this cannot throw.
+    const id = decodeURIComponent(path.slice("/v1/models/".length));
+    const model = declaredModels(script).find((m) => m.id === id);
+    if (!model) {
+      sendError(res, frontError(404, `the script declares no model ${JSON.stringify(id)}; GET /v1/models lists the ones it does`, "model_not_found"));
+      return { status: 404 };
+    }
+    sendJson(res, 200, openAiModel(model));
+    return { status: 200 };
+  }
+  sendError(res, frontError(404, `no route ${req.method} ${path}; ${routesHelp}`, "not_found"));
+  return { status: 404 };
+}

@@ -1,0 +1,43 @@
+import { Outcome } from "../../gen/modelstub/v1/episode_pb.js";
+
+/**
+ * One model call (or HTTP request) as the log sees it, whichever transport carried it: the gRPC
+ * service and the HTTP front each turn their own view of a call into this record, so the log
+ * knows neither of them.
+ */
+export interface CallRecord {
+  transport: "grpc" | "http";
+  /** The gRPC method (`Generate`), or the HTTP request line's method and path (`POST /v1/chat/completions`). */
+  method: string;
+  /** The HTTP status sent (HTTP only): 499 when the client went away first, 0 when the script dropped the link. */
+  status?: number | undefined;
+  session: string;
+  /** Step id, "" when none. */
+  step: string;
+  /** The script entry that answered, like `entries[2]`; "" when none did. */
+  entry: string;
+  /** The call's sequence number in its episode (gRPC calls the engine ran). */
+  sequence?: number | undefined;
+  /**
+   * The engine's outcome name (OK, ERROR, STREAM_BROKEN, ...); REFUSED for a call answered before
+   * it ran, so in no episode; "" for HTTP requests that are not model calls.
+   */
+  outcome: string;
+  /** The status code name the call ended with (OK, RESOURCE_EXHAUSTED, ...). */
+  code?: string | undefined;
+  /** Declared (never measured) latency of the call, in ms. */
+  declaredMs: number;
+  /** Why a refused call was refused. */
+  message?: string | undefined;
+}
+
+/**
+ * The outcome logged, on either transport, for a model call refused before it ran (draining, a
+ * cap, an unreadable request): not an episode outcome, since such a call is recorded nowhere.
+ */
+export const refusedOutcome = "REFUSED";
+
+/** The name of an outcome, like `STREAM_BROKEN`. */
+export function outcomeName(outcome: Outcome): string {
+  return Outcome[outcome] ?? String(outcome);
+}

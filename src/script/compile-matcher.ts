@@ -1,0 +1,61 @@
+import type { ScriptRegex } from "./compile-regex.js";
+import type { Matcher, RequestView } from "./compiled-script.js";
+import type { EntryInput } from "./script-schema.js";
+
+type MatchInput = NonNullable<EntryInput["match"]>;
+
+/**
+ * A script's text as the words of a condition quote it, cut at 100 characters: the words go into
+ * NOT_FOUND status messages (three candidates), which must stay small enough for any client.
+ */
+function short(text: string): string {
+  return text.length > 100 ? `${text.slice(0, 100)}…` : text;
+}
+
+interface Condition {
+  words: string;
+  holds(view: RequestView): boolean;
+}
+
+/**
+ * Compiles a `match:` mapping. Its regex comes compiled (compileRegex, which also said why one
+ * could not be), with `ignore_case` already applied.
+ */
+export function compileMatcher(match: MatchInput, regex: ScriptRegex | undefined): Matcher {
+  const conditions: Condition[] = [];
+  const fold = match.ignore_case ? (s: string) => s.toLowerCase() : (s: string) => s;
+  if (match.contains !== undefined) {
+    const needle = fold(match.contains);
+    conditions.push({ words: `last user message contains ${JSON.stringify(short(match.contains))}`, holds: (v) => fold(v.lastUser).includes(needle) });
+  }
+  if (match.model !== undefined) {
+    const model = match.model;
+    conditions.push({ words: `model is ${JSON.stringify(short(model))}`, holds: (v) => v.model === model });
+  }
+  if (match.tool_result !== undefined) {
+    const want = match.tool_result;
+    if (want === true) conditions.push({ words: "last message is a tool result", holds: (v) => v.lastIsToolResult });
+    else if (want === false) conditions.push({ words: "last message is not a tool result", holds: (v) => !v.lastIsToolResult });
+    else conditions.push({ words: `last message is a result of tool ${JSON.stringify(short(want))}`, holds: (v) => v.lastIsToolResult && v.lastToolName === want });
+  }
+  if (match.turn !== undefined) {
+    const turn = match.turn;
+    conditions.push({ words: `turn is ${turn}`, holds: (v) => v.turn === turn });
+  }
+  const regexWords = regex && match.regex !== undefined ? `last user message matches /${short(match.regex)}/${match.ignore_case ? "i" : ""}` : "";
+  const summary = [regexWords, ...conditions.map((c) => c.words)].filter(Boolean).join(", ") || "any request";
+  return {
+    regex,
+    summary,
+    test(view) {
+      for (const c of conditions) if (!c.holds(view)) return null;
+      if (!regex) return [];
+      return regex.exec(view.lastUser);
+    },
+    failing(view) {
+      const out = conditions.filter((c) => !c.holds(view)).map((c) => c.words);
+      if (regex && !regex.test(view.lastUser)) out.unshift(regexWords);
+      return out;
+    },
+  };
+}

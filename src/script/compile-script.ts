@@ -1,0 +1,78 @@
+import type { ListInput, ScriptInput } from "./script-schema.js";
+import { stepIdPattern } from "../shared/step-id.js";
+import type { Chunking, CompiledEntry, CompiledList, CompiledScript, DeclaredModel, OnExhausted } from "./compiled-script.js";
+import { compileChunking, compileLatency } from "./compile-latency.js";
+import { compileEntry } from "./compile-entry.js";
+import type { Report } from "./report.js";
+
+function compileList(
+  list: ListInput,
+  path: (string | number)[],
+  key: string,
+  label: string,
+  defaults: { latency: { first: number; per: number }; chunking: Chunking; onExhausted: OnExhausted },
+  report: Report,
+): CompiledList {
+  const entries = Array.isArray(list) ? list : list.entries;
+  const entriesPath = Array.isArray(list) ? path : [...path, "entries"];
+  const onExhausted = (Array.isArray(list) ? undefined : list.on_exhausted) ?? defaults.onExhausted;
+  const compiled: CompiledEntry[] = [];
+  entries.forEach((e, i) => {
+    const c = compileEntry(e, [...entriesPath, i], `${label}[${i}]`, defaults, report);
+    if (c) compiled.push(c);
+  });
+  if (entries.length === 0) report(entriesPath, "the list has no entries: expected at least one", "add an entry like `- reply: ...`, or remove the list");
+  return { key, label, onExhausted, entries: compiled };
+}
+
+/** Compiles a validated script; semantic problems go to `report` at their paths. */
+export function compileScript(input: ScriptInput, source: string, report: Report): CompiledScript {
+  if (input.entries === undefined && input.steps === undefined) {
+    report([], "the script has neither entries nor steps: expected at least one of them", "add `entries:` with a list of replies, or `steps:` with a list per step id");
+  }
+  const d = input.defaults ?? {};
+  const defaults = {
+    latency: compileLatency(d.latency, { first: 0, per: 0 }, ["defaults", "latency"], report),
+    chunking: compileChunking(d.chunking, { kind: "words" }),
+    onExhausted: (d.on_exhausted ?? "fail") as OnExhausted,
+  };
+  const lists = new Map<string, CompiledList>();
+  if (input.entries !== undefined) lists.set("", compileList(input.entries, ["entries"], "", "entries", defaults, report));
+  for (const [step, list] of Object.entries(input.steps ?? {})) {
+    if (!stepIdPattern.test(step)) {
+      report(
+        ["steps"],
+        `step id ${JSON.stringify(step)} ${step.length > 128 ? "is longer than 128 characters" : "has characters outside A-Z a-z 0-9 . _ : / -"}`,
+        `step ids travel in gRPC metadata: use plain ones like ${JSON.stringify(step.replace(/[^A-Za-z0-9._:/-]+/g, "-").slice(0, 128) || "plan")}`,
+        { key: step },
+      );
+    }
+    lists.set(step, compileList(list, ["steps", step], step, `steps.${step}`, defaults, report));
+  }
+  const models: DeclaredModel[] = (input.models ?? []).map((m) => ({
+    id: m.id,
+    name: m.name ?? m.id,
+    ownedBy: m.owned_by ?? "modelstub",
+    contextLength: m.context_length ?? 0,
+    inputModalities: m.input_modalities ?? ["text"],
+    outputModalities: m.output_modalities ?? ["text"],
+    promptPrice: m.prompt_price ?? "0",
+    completionPrice: m.completion_price ?? "0",
+  }));
+  const seen = new Map<string, number>();
+  (input.models ?? []).forEach((m, i) => {
+    const first = seen.get(m.id);
+    if (first !== undefined) report(["models", i, "id"], `model ${JSON.stringify(m.id)} is declared twice: expected unique ids`, `models[${first}] declares it first; rename or remove one`);
+    else seen.set(m.id, i);
+  });
+  let entryCount = 0;
+  for (const l of lists.values()) entryCount += l.entries.length;
+  return {
+    name: input.name ?? source,
+    source,
+    models,
+    defaultModel: d.model ?? models[0]?.id ?? "modelstub",
+    lists,
+    entryCount,
+  };
+}

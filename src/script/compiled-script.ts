@@ -1,0 +1,151 @@
+/**
+ * What a compiled script is, as types: the one door from the script language to the runtime.
+ * The engine imports these types and nothing else of src/script, so it runs any script the
+ * compiler hands it (or a test builds by hand) without knowing how text became one.
+ */
+import type { FinishReason } from "../../gen/modelstub/v1/model_pb.js";
+import type { Chunking } from "../shared/split-chunks.js";
+import type { ScriptRegex } from "./compile-regex.js";
+
+export type { Chunking };
+
+/** What matchers and templates read of a request, computed once per call in one pass. */
+export interface RequestView {
+  model: string;
+  /** Text of the last user message ("" when there is none). */
+  lastUser: string;
+  /** Whether the last message of the conversation is a tool result. */
+  lastIsToolResult: boolean;
+  /** The tool the last message answers: the name of the call its id points to, else its name. */
+  lastToolName: string;
+  /** Text of the last tool result anywhere in the conversation ("" when there is none). */
+  lastToolResult: string;
+  /** Number of assistant messages so far: 0 on the first call of a conversation. */
+  turn: number;
+}
+
+/** What a template can read while a call renders it. */
+export interface TemplateContext {
+  lastUser: string;
+  lastToolResult: string;
+  step: string;
+  model: string;
+  session: string;
+  turn: number;
+  /** Regex captures of the entry's matcher: index 0 is the whole match. */
+  captures: RegExpExecArray | null;
+}
+
+/** A compiled template: literal text, or text with `{{variable}}` holes. */
+export interface Template {
+  /** The literal text when the template has no variables (the fast path). */
+  readonly literal: string | undefined;
+  /** Fills in the variables; `escape`, when given, rewrites each variable's value first. */
+  render(ctx: TemplateContext, escape?: (value: string) => string): string;
+}
+
+/** A compiled matcher: every condition is prepared at load time, none is parsed per call. */
+export interface Matcher {
+  /** The regex captures when the request matches (an empty result when there is no regex), or null. */
+  test(view: RequestView): RegExpExecArray | [] | null;
+  /** The conditions the request fails, in words, for the "nearest candidates" of a miss. */
+  failing(view: RequestView): string[];
+  /** The whole matcher in words: `contains "weather", turn 1`. */
+  readonly summary: string;
+  readonly regex: ScriptRegex | undefined;
+}
+
+/** A status a call ends with, as data: the transports turn it into a wire status. */
+export interface CallStatus {
+  code: number;
+  message: string;
+  /** Trailing metadata, in script order. */
+  trailers: readonly (readonly [string, string])[];
+  /**
+   * false for the stub's own limits (the session and episode caps): only a reset or a restart
+   * lifts them, so sending the same call again cannot help. The HTTP front tells clients with
+   * `x-should-retry: false`. Unset for scripted statuses: those mean what the script says.
+   */
+  retryable?: false;
+}
+
+/** A tool call of a reply, ready to render. */
+export interface CompiledToolCall {
+  name: string;
+  id: string | undefined;
+  arguments: (ctx: TemplateContext) => string;
+  /** The arguments text when no template is involved (computed once at load). */
+  literalArguments: string | undefined;
+}
+
+export interface CompiledReply {
+  text: Template;
+  /** Explicit chunks, each a template; they join to the text. */
+  chunks: Template[] | undefined;
+  toolCalls: CompiledToolCall[];
+  finishReason: FinishReason;
+  usage: { input?: number; output?: number };
+  chunking: Chunking;
+}
+
+export interface CompiledBreak {
+  afterChunks: number;
+  then: "error" | "hang" | "drop";
+  status: CallStatus;
+}
+
+export type Action =
+  | { kind: "reply"; reply: CompiledReply; brk: CompiledBreak | undefined }
+  | { kind: "error"; status: CallStatus }
+  | { kind: "timeout" }
+  | { kind: "hang" };
+
+/** One entry, with everything a call needs precomputed. */
+export interface CompiledEntry {
+  /** Where it is in the script, like `entries[2]` or `steps.plan[0]`. */
+  ref: string;
+  name: string | undefined;
+  /** Uses before it is spent; Infinity when it repeats. */
+  limit: number;
+  /** Whether verify lists it while unused (repeating entries are never "pending"). */
+  limited: boolean;
+  matcher: Matcher | undefined;
+  firstByteMs: number;
+  perChunkMs: number;
+  action: Action;
+  /** One line about the entry, for verify and miss messages. */
+  summary: string;
+}
+
+export type OnExhausted = "fail" | "repeat-last" | "cycle";
+
+export interface CompiledList {
+  /** "" for the main list, else the step id. */
+  key: string;
+  /** `entries` or `steps.<id>`, as errors name it. */
+  label: string;
+  onExhausted: OnExhausted;
+  entries: CompiledEntry[];
+}
+
+export interface DeclaredModel {
+  id: string;
+  name: string;
+  ownedBy: string;
+  contextLength: number;
+  inputModalities: string[];
+  outputModalities: string[];
+  promptPrice: string;
+  completionPrice: string;
+}
+
+/** A script ready to serve: validated, with every matcher, template and latency prepared. */
+export interface CompiledScript {
+  name: string;
+  source: string;
+  models: DeclaredModel[];
+  /** Model named in replies when the request names none. */
+  defaultModel: string;
+  lists: ReadonlyMap<string, CompiledList>;
+  entryCount: number;
+}

@@ -1,0 +1,197 @@
+import { open } from "node:fs/promises";
+import { isScalar, LineCounter, parseDocument } from "yaml";
+import { checkAliases, findTooDeep } from "./check-structure.js";
+import { compileScript } from "./compile-script.js";
+import type { Report } from "./report.js";
+import type { CompiledScript } from "./compiled-script.js";
+import { explainYamlError } from "./explain-yaml-error.js";
+import { findCollectionKeys } from "./find-collection-keys.js";
+import { explainZodIssues, type PathIssue } from "./explain-zod-issues.js";
+import { findJsonError } from "./find-json-error.js";
+import { locate, offsetOf, pathAt } from "./locate.js";
+import { ScriptError, type ScriptIssue } from "./script-error.js";
+import { maxScriptBytes } from "./script-limits.js";
+import { ScriptSchema } from "./script-schema.js";
+
+/** Formats a field path the way the errors print it: `steps.plan[2].reply`, `steps["a b"]`. */
+export function formatPath(path: readonly (string | number)[]): string {
+  let out = "";
+  for (const seg of path) {
+    if (typeof seg === "number") out += `[${seg}]`;
+    else if (!/^[A-Za-z_][\w-]*$/.test(seg)) out += `[${JSON.stringify(seg)}]`;
+    else out += out ? `.${seg}` : seg;
+  }
+  return out;
+}
+
+/** Messages are printed one per line: a newline inside one (a key with a line break) is escaped. */
+const oneLine = (s: string) => s.replace(/\r?\n/g, "\\n");
+
+/**
+ * The problem with a script too big to parse, or undefined; `bytes` is its size in UTF-8, or
+ * undefined for "more than the limit" (a file that kept going past it).
+ */
+function sizeIssue(bytes: number | undefined, file: string): ScriptIssue | undefined {
+  if (bytes !== undefined && bytes <= maxScriptBytes) return undefined;
+  return {
+    file,
+    line: 1,
+    column: 1,
+    path: "",
+    message: `the script is ${bytes ?? `more than ${maxScriptBytes}`} bytes; the most is ${maxScriptBytes} (${maxScriptBytes / 1024} KiB), so it was not parsed`,
+    hint: "split it into smaller scripts (each session loads its own with LoadScript): parsing takes about a second per MB, and every session waits while it runs",
+  };
+}
+
+// Characters YAML does not allow in a file (and JSON only escaped): a sign of a binary file.
+const controlCharacter = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/;
+
+/** The first control character of the text, as an issue at its line and column. */
+function controlIssue(text: string, file: string): ScriptIssue | undefined {
+  const m = controlCharacter.exec(text);
+  if (!m) return undefined;
+  const before = text.slice(0, m.index);
+  const line = before.split("\n").length;
+  const column = m.index - before.lastIndexOf("\n");
+  const hex = m[0].charCodeAt(0).toString(16).toUpperCase().padStart(2, "0");
+  return {
+    file,
+    line,
+    column,
+    path: "",
+    message: `the script holds the control character U+00${hex}: a script is text, and YAML allows only tabs and line breaks among control characters`,
+    hint: `remove it, or write it as an escape inside a double-quoted text ("\\x${hex}"); a binary file is not a script`,
+  };
+}
+
+/**
+ * Loads a script from text: parses YAML or JSON (JSON is YAML; a file named .json must also be
+ * strict JSON), validates it against the schema, compiles it, and throws one ScriptError listing
+ * every problem with file, line, column, field and a hint. Nothing half-loaded ever escapes: it
+ * returns a whole compiled script or throws, and it throws nothing but a ScriptError.
+ */
+export function loadScriptText(text: string, file: string): CompiledScript {
+  try {
+    return loadScript(text, file);
+  } catch (err) {
+    if (err instanceof ScriptError) throw err;
+    // A stack trace helps no script author, and must not become a crash or an INTERNAL status.
+    const why = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    throw new ScriptError([{ file, line: 0, column: 0, path: "", message: `modelstub could not load the script: ${why}`, hint: "this is a bug in modelstub: please report it with the script" }]);
+  }
+}
+
+function loadScript(text: string, file: string): CompiledScript {
+  // Before parsing, which costs about a second per MiB and 100 times the script in memory.
+  const tooBig = sizeIssue(Buffer.byteLength(text, "utf8"), file);
+  if (tooBig) throw new ScriptError([tooBig]);
+  const control = controlIssue(text, file);
+  if (control) throw new ScriptError([control]);
+  const lineCounter = new LineCounter();
+  const at = (offset: number | undefined) => {
+    if (offset === undefined) return { line: 1, column: 1 };
+    const { line, col } = lineCounter.linePos(offset);
+    return { line, column: col };
+  };
+  const issue = (offset: number | undefined, path: (string | number)[], message: string, hint: string | undefined): ScriptIssue => ({
+    file,
+    ...at(offset),
+    path: oneLine(formatPath(path)),
+    message: oneLine(message),
+    ...(hint ? { hint: oneLine(hint) } : {}),
+  });
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true });
+  // Before anything walks the document recursively (the JSON check, visit, toJS, zod).
+  const deep = findTooDeep(doc);
+  if (deep) throw new ScriptError([issue(deep.offset, pathAt(doc, deep.offset), deep.message, deep.hint)]);
+  if (/\.json$/i.test(file) && text.trim() !== "") {
+    const bad = findJsonError(text);
+    // The path comes from the JSON walk itself: the YAML reading of broken JSON is no guide.
+    if (bad) throw new ScriptError([issue(bad.offset, bad.path, `invalid JSON: ${bad.message}`, bad.hint)]);
+  }
+  // Checked before the syntax errors: `reply: {{last_user}} said` is also a syntax error, and
+  // "must be quoted" says best what went wrong on that line.
+  const collectionKeys = findCollectionKeys(doc, text);
+  const keyIssues = (keys: typeof collectionKeys) => keys.map((k) => issue(k.offset, pathAt(doc, k.offset), k.message, k.hint));
+  if (doc.errors.length > 0) {
+    const problems = doc.errors.map((e) => explainYamlError(e, text));
+    // After an unclosed bracket the parser misreads the rest of the file: its errors only echo it.
+    const unclosedAt = Math.min(...problems.filter((p) => p.unclosed).map((p) => p.offset));
+    const seenLines = new Set<number>();
+    const issues: ScriptIssue[] = [];
+    const yamlIssues = problems
+      .filter((p) => p.unclosed || p.offset < unclosedAt)
+      .map((p) => issue(p.offset, pathAt(doc, p.pathOffset ?? p.offset), `invalid YAML: ${p.message}`, p.hint));
+    // Other lists or mappings as keys are often the parser's reading of a syntax error itself.
+    for (const found of [...keyIssues(collectionKeys.filter((k) => k.template)), ...yamlIssues]) {
+      // One slip often trips several rules on the same line; the first says it best.
+      if (seenLines.has(found.line)) continue;
+      seenLines.add(found.line);
+      issues.push(found);
+    }
+    throw new ScriptError(sortIssues(issues));
+  }
+  if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) {
+    throw new ScriptError([issue(0, [], "the script is empty", "a script is a mapping with `entries:` (a list of replies) or `steps:`")]);
+  }
+  // Before toJS, which would turn such a key into a text, and print a Node warning doing so.
+  if (collectionKeys.length > 0) throw new ScriptError(sortIssues(keyIssues(collectionKeys)));
+  const toIssue = (p: PathIssue): ScriptIssue => {
+    const node = locate(doc, p.path, p.key);
+    return issue(offsetOf(text, node, p.needle), p.path, p.message, p.hint);
+  };
+  // Aliases are checked here rather than by toJS, which throws without saying where.
+  const aliasProblems = checkAliases(doc);
+  if (aliasProblems.length > 0) throw new ScriptError(sortIssues(aliasProblems.map((p) => issue(p.offset, pathAt(doc, p.offset), p.message, p.hint))));
+  const input: unknown = doc.toJS({ maxAliasCount: -1 });
+  const parsed = ScriptSchema.safeParse(input);
+  if (!parsed.success) {
+    throw new ScriptError(sortIssues(explainZodIssues(parsed.error.issues, input, ScriptSchema).map(toIssue)));
+  }
+  const issues: ScriptIssue[] = [];
+  const report: Report = (path, message, hint, where) => issues.push(toIssue({ path, message, ...(hint ? { hint } : {}), ...where }));
+  const script = compileScript(parsed.data, file, report);
+  if (issues.length > 0) throw new ScriptError(sortIssues(issues));
+  return script;
+}
+
+function sortIssues(issues: ScriptIssue[]): ScriptIssue[] {
+  // File order, so the list reads top to bottom; sort is stable for issues at one place.
+  return issues.sort((a, b) => a.line - b.line || a.column - b.column);
+}
+
+/**
+ * Reads at most maxScriptBytes of a file: a file too big is refused by its size, unread, and one
+ * that keeps going past the limit (a pipe, /dev/zero, a file still growing) once it passes it.
+ */
+async function readScriptFile(path: string): Promise<string> {
+  const file = await open(path, "r");
+  try {
+    const tooBig = sizeIssue((await file.stat()).size, path);
+    if (tooBig) throw new ScriptError([tooBig]);
+    const buffer = Buffer.alloc(maxScriptBytes + 1);
+    let length = 0;
+    for (;;) {
+      const { bytesRead } = await file.read(buffer, length, buffer.length - length, null);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+      if (length > maxScriptBytes) throw new ScriptError([sizeIssue(undefined, path)!]);
+    }
+    return buffer.toString("utf8", 0, length);
+  } finally {
+    await file.close();
+  }
+}
+
+/** Loads a script file (YAML or JSON); a missing or unreadable file is a ScriptError too. */
+export async function loadScriptFile(path: string): Promise<CompiledScript> {
+  let text: string;
+  try {
+    text = await readScriptFile(path);
+  } catch (err) {
+    if (err instanceof ScriptError) throw err;
+    const reason = (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message;
+    throw new ScriptError([{ file: path, line: 0, column: 0, path: "", message: `cannot read the file: ${reason}`, hint: "check the path; a relative path starts from the current directory" }]);
+  }
+  return loadScriptText(text, path);
+}
