@@ -8,5 +8,7 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 150_000,
     hookTimeout: 60_000,
+    // expect.poll waits for something to happen; its timeout only bounds a failure (see vitest.config.ts).
+    expect: { poll: { timeout: 15_000 } },
   },
 });

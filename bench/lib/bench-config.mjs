@@ -14,6 +14,10 @@ export const { values: argv } = parseArgs({
     out: { type: "string" },
     strict: { type: "boolean", default: false },
     readme: { type: "boolean", default: false },
+    // The ratio chart (lib/write-ratio-chart.mjs): where to write it (--readme writes it to
+    // docs/performance-ratios.svg), and --chart-from: chart an existing results JSON, run nothing.
+    chart: { type: "string" },
+    "chart-from": { type: "string" },
   },
 });
 export const quick = argv.quick;

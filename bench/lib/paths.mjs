@@ -21,6 +21,9 @@ export const HTTP_LOADGEN = path.join(BENCH_DIR, "load", "http-loadgen.mjs");
 // npm-installed peers (bench/install-tools.sh): .cache/peers/<name>/node_modules/...
 export const PEERS_DIR = path.join(REPO_DIR, ".cache", "peers");
 
+// The ratio chart docs/performance.md shows (--readme writes it, with the table).
+export const RATIO_CHART = path.join(REPO_DIR, "docs", "performance-ratios.svg");
+
 export const GENERATE_PATH = "/modelstub.v1.ModelService/Generate";
 export const GENERATE_STREAM_PATH = "/modelstub.v1.ModelService/GenerateStream";
 export const LIST_MODELS_PATH = "/modelstub.v1.ModelService/ListModels";

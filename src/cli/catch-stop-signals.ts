@@ -1,18 +1,4 @@
-import type { Stub } from "../engine/create-stub.js";
 import { startedByNpm, watchParent } from "./watch-parent.js";
-
-/** Waits until no call is in flight, or until `ms` pass; true when they all finished. */
-export function drained(stub: Stub, ms: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const deadline = Date.now() + ms;
-    const poll = () => {
-      if (stub.inFlight() === 0) return resolve(true);
-      if (Date.now() >= deadline) return resolve(false);
-      setTimeout(poll, 10);
-    };
-    poll();
-  });
-}
 
 /**
  * Catches SIGTERM and SIGINT once; `received` resolves with the first one's name. Under npm it

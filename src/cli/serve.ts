@@ -2,7 +2,6 @@ import { createRealClock, createVirtualClock } from "../engine/clock.js";
 import type { CompiledScript } from "../script/compiled-script.js";
 import { createStub, type Stub } from "../engine/create-stub.js";
 import { defaultScript } from "../script/default-script.js";
-import { loadScriptFile } from "../script/load-script.js";
 import { ScriptError } from "../script/script-error.js";
 import { isLoopbackHost } from "../grpc/is-loopback-host.js";
 import { splitAddress, startGrpcServer, type RunningGrpcServer } from "../grpc/start-grpc-server.js";
@@ -10,7 +9,8 @@ import { callRecordOf } from "../http/http-log.js";
 import { startHttpServer, type RunningHttpServer } from "../http/start-http-server.js";
 import { createLogger } from "../log/create-logger.js";
 import { createRecorder, type Recorder } from "../record/create-recorder.js";
-import { catchStopSignals, drained } from "./catch-stop-signals.js";
+import { waitDrained } from "../engine/wait-drained.js";
+import { catchStopSignals } from "./catch-stop-signals.js";
 import { configurationFields, logFormatOf, logLevelOf } from "./log-level-of.js";
 import { durationOption, intOption, resolveOptions, UsageError, type OptionSource, type ResolvedOptions } from "./options.js";
 import { checkRecordDir, httpHostOf, ServeError } from "./serve-error.js";
@@ -77,7 +77,8 @@ export async function serve(argv: string[]): Promise<number> {
     }
     let script: CompiledScript;
     try {
-      script = options["script"] ? await loadScriptFile(String(options["script"])) : defaultScript();
+      // The default script comes validated: YAML and the schema load only for a --script.
+      script = options["script"] ? await (await import("../script/load-script.js")).loadScriptFile(String(options["script"])) : defaultScript();
       logger.debug("script loaded", { script: script.name, file: options["script"] ?? "(built-in default)", entries: script.entryCount });
     } catch (err) {
       if (err instanceof ScriptError) throw new ServeError(err.message);
@@ -128,10 +129,12 @@ export async function serve(argv: string[]): Promise<number> {
     logger.info("shutting down", { signal, in_flight: stub.inFlight(), grace_ms: graceMs });
     grpc.health.set("NOT_SERVING");
     stub.drain();
-    const finished = await drained(stub, graceMs);
+    const { finished, leftMs } = await waitDrained(stub, graceMs);
     if (!finished) logger.warn("grace period over: cutting off calls in flight", { in_flight: stub.inFlight() });
-    await Promise.all([grpc.close(0), http?.close(0)]);
-    await drained(stub, 1000);
+    // The rest of the grace lets finished calls' answers reach their clients: closing gRPC at
+    // once could cut a response the engine has finished but the transport is still writing.
+    await Promise.all([grpc.close(leftMs), http?.close(0)]);
+    await waitDrained(stub, 1000);
     // Episodes closed by a reset are queued first, so each session's file ends with its last one.
     await stub.closing();
     // A failed write is logged and counted by the recorder; shutdown goes on, and exits 1 below.

@@ -15,7 +15,7 @@ import {
 } from "../../gen/modelstub/v1/control_pb.js";
 import { checkSessionName } from "../engine/check-session-name.js";
 import type { Stub } from "../engine/create-stub.js";
-import { loadScriptText } from "../script/load-script.js";
+import type { loadScriptText } from "../script/load-script.js";
 import { ScriptError } from "../script/script-error.js";
 import { Code } from "../shared/status-code.js";
 import { sameToken } from "../engine/same-token.js";
@@ -140,6 +140,16 @@ function exportEpisode(stub: Stub, token: string | undefined) {
   };
 }
 
+let scriptLoader: typeof loadScriptText | undefined;
+
+/**
+ * The script loader (YAML, the schema, their explanations), imported on the first LoadScript:
+ * a server that serves its start-up script only never pays for it. Synchronous from then on.
+ */
+async function loadScriptLoader(): Promise<typeof loadScriptText> {
+  return (scriptLoader ??= (await import("../script/load-script.js")).loadScriptText);
+}
+
 /**
  * ControlService handlers over a stub. An empty session field means `default`. With a `token`,
  * every call must carry `authorization: Bearer <token>`, else UNAUTHENTICATED.
@@ -148,10 +158,13 @@ export function controlServiceHandlers(stub: Stub, token?: string): UntypedServi
   return {
     LoadScript: unary((r) => {
       const session = r.session!;
-      // Compile first: an invalid script throws here and the session keeps its script.
-      const script = loadScriptText(String(r["script"] ?? ""), String(r["sourceName"] || `<script for session ${session}>`));
-      // Answers once the closed episode is recorded (written to --record-dir, when set).
-      return stub.loadScript(session, script).then(() => create(LoadScriptResponseSchema, { entries: script.entryCount }));
+      const load = (loadText: typeof loadScriptText) => {
+        // Compile first: an invalid script throws here and the session keeps its script.
+        const script = loadText(String(r["script"] ?? ""), String(r["sourceName"] || `<script for session ${session}>`));
+        // Answers once the closed episode is recorded (written to --record-dir, when set).
+        return stub.loadScript(session, script).then(() => create(LoadScriptResponseSchema, { entries: script.entryCount }));
+      };
+      return scriptLoader ? load(scriptLoader) : loadScriptLoader().then(load);
     }, token),
     GetEpisode: unary((r) => {
       const episodeBinpb = stub.episodeBytes(r.session!);

@@ -1,28 +1,11 @@
 import { toBinary } from "@bufbuild/protobuf";
 import { GenerateStreamResponseSchema, type GenerateStreamResponse } from "../../gen/modelstub/v1/model_pb.js";
+import { varintSize, writeVarint } from "../shared/varint.js";
 
 // Tags (field number << 3 | wire type 2) of the fields written by hand below.
 const ID_TAG = (1 << 3) | 2;
 const MODEL_TAG = (2 << 3) | 2;
 const TEXT_DELTA_TAG = (10 << 3) | 2;
-
-function varintSize(n: number): number {
-  let size = 1;
-  while (n >= 0x80) {
-    n >>>= 7;
-    size++;
-  }
-  return size;
-}
-
-function writeVarint(buf: Buffer, at: number, n: number): number {
-  while (n >= 0x80) {
-    buf[at++] = (n & 0x7f) | 0x80;
-    n >>>= 7;
-  }
-  buf[at++] = n;
-  return at;
-}
 
 function stringFieldSize(s: string): number {
   if (s === "") return 0; // proto3: an empty string is not written

@@ -19,6 +19,11 @@ export const healthServiceNames = ["", "modelstub.v1.ModelService", "modelstub.v
 export interface HealthState {
   set(status: "SERVING" | "NOT_SERVING"): void;
   addToServer(server: Server): void;
+  /**
+   * Ends every Watch (status OK, after the last status it sent): a watch never ends on its own,
+   * and an open one would keep a graceful shutdown waiting for the whole grace period.
+   */
+  endWatches(): void;
 }
 
 /**
@@ -28,7 +33,7 @@ export interface HealthState {
  */
 export function createHealthState(initial: "SERVING" | "NOT_SERVING" = "SERVING"): HealthState {
   let status = ServingStatus[initial];
-  const watchers = new Set<(s: ServingStatus) => void>();
+  const watchers = new Map<(s: ServingStatus) => void, () => void>();
   const known = new Set<string>(healthServiceNames);
   const response = (s: ServingStatus) => create(HealthCheckResponseSchema, { status: s });
   return {
@@ -36,7 +41,11 @@ export function createHealthState(initial: "SERVING" | "NOT_SERVING" = "SERVING"
       const s = ServingStatus[next];
       if (s === status) return;
       status = s;
-      for (const w of watchers) w(s);
+      for (const w of watchers.keys()) w(s);
+    },
+    endWatches() {
+      for (const end of [...watchers.values()]) end();
+      watchers.clear();
     },
     addToServer(server) {
       server.addService(serviceDefinition(Health), {
@@ -52,7 +61,7 @@ export function createHealthState(initial: "SERVING" | "NOT_SERVING" = "SERVING"
             return;
           }
           const watcher = (s: ServingStatus) => call.write(response(s));
-          watchers.add(watcher);
+          watchers.set(watcher, () => call.end());
           // Released whichever way the watch ends: cancel, deadline or server shutdown.
           call.on("cancelled", () => watchers.delete(watcher));
           call.on("close", () => watchers.delete(watcher));

@@ -118,6 +118,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     port,
     address: `${host}:${port}`,
     close(graceMs = 5000) {
+      health.endWatches();
       return new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           server.forceShutdown();

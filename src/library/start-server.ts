@@ -1,6 +1,6 @@
 import { createRealClock, createVirtualClock } from "../engine/clock.js";
 import type { CompiledScript } from "../script/compiled-script.js";
-import { createStub, type Stub } from "../engine/create-stub.js";
+import { createStub } from "../engine/create-stub.js";
 import { defaultScript } from "../script/default-script.js";
 import { isLoopbackHost } from "../grpc/is-loopback-host.js";
 import { splitAddress, startGrpcServer, type RunningGrpcServer } from "../grpc/start-grpc-server.js";
@@ -14,6 +14,7 @@ import { prepareRecordDir } from "../record/prepare-record-dir.js";
 import { acceptRequestInit, type ModelPort } from "./model-port.js";
 import { compileFile, compileSource, type ScriptSource } from "./script-source.js";
 import { createStubControl, type StubControl } from "./stub-control.js";
+import { waitDrained } from "../engine/wait-drained.js";
 
 /** What startServer() serves, and where. Every field is optional. */
 export interface StartServerOptions {
@@ -83,15 +84,6 @@ export interface StubServer {
 const defaultGraceMs = 5_000;
 
 /** Waits until no call is in flight, or until `ms` pass; true when they all finished. */
-async function drained(stub: Stub, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (stub.inFlight() > 0) {
-    if (Date.now() >= deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return true;
-}
-
 async function scriptOf(options: StartServerOptions): Promise<CompiledScript> {
   if (options.script !== undefined && options.scriptFile !== undefined) throw new TypeError("startServer: give `script` or `scriptFile`, not both");
   if (options.scriptFile !== undefined) return compileFile(options.scriptFile);
@@ -169,10 +161,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Stu
     // refused, calls in flight get the grace period, then the episodes are written.
     grpc.health.set("NOT_SERVING");
     stub.drain();
-    await drained(stub, graceMs);
+    const { leftMs } = await waitDrained(stub, graceMs);
     for (const c of clients) c.close();
-    await Promise.all([grpc.close(0), http?.close(0)]);
-    await drained(stub, 1000);
+    // The rest of the grace lets finished calls' answers reach their clients (see serve.ts).
+    await Promise.all([grpc.close(leftMs), http?.close(0)]);
+    await waitDrained(stub, 1000);
     // Episodes closed by a reset are queued first, so each session's file ends with its last one.
     await stub.closing();
     for (const e of stub.episodes()) if (e.calls.length > 0) void recorder.record(e, "shutdown").catch(() => undefined);

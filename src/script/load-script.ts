@@ -11,7 +11,7 @@ import { findJsonError } from "./find-json-error.js";
 import { locate, offsetOf, pathAt } from "./locate.js";
 import { ScriptError, type ScriptIssue } from "./script-error.js";
 import { maxScriptBytes } from "./script-limits.js";
-import { ScriptSchema } from "./script-schema.js";
+import { ScriptSchema, type ScriptInput } from "./script-schema.js";
 
 /** Formats a field path the way the errors print it: `steps.plan[2].reply`, `steps["a b"]`. */
 export function formatPath(path: readonly (string | number)[]): string {
@@ -81,7 +81,8 @@ export function loadScriptText(text: string, file: string): CompiledScript {
   }
 }
 
-function loadScript(text: string, file: string): CompiledScript {
+/** A script text as the schema validated it (what compileScript takes), and how to place a problem. */
+function validateScript(text: string, file: string): { input: ScriptInput; toIssue: (p: PathIssue) => ScriptIssue } {
   // Before parsing, which costs about a second per MiB and 100 times the script in memory.
   const tooBig = sizeIssue(Buffer.byteLength(text, "utf8"), file);
   if (tooBig) throw new ScriptError([tooBig]);
@@ -148,9 +149,22 @@ function loadScript(text: string, file: string): CompiledScript {
   if (!parsed.success) {
     throw new ScriptError(sortIssues(explainZodIssues(parsed.error.issues, input, ScriptSchema).map(toIssue)));
   }
+  return { input: parsed.data, toIssue };
+}
+
+/**
+ * The validated form of a script text, before compiling: what the built-in default script
+ * embeds (default-script-input.ts), so `serve` skips YAML and the schema; a test keeps the two equal.
+ */
+export function validatedScriptInput(text: string, file: string): ScriptInput {
+  return validateScript(text, file).input;
+}
+
+function loadScript(text: string, file: string): CompiledScript {
+  const { input, toIssue } = validateScript(text, file);
   const issues: ScriptIssue[] = [];
   const report: Report = (path, message, hint, where) => issues.push(toIssue({ path, message, ...(hint ? { hint } : {}), ...where }));
-  const script = compileScript(parsed.data, file, report);
+  const script = compileScript(input, file, report);
   if (issues.length > 0) throw new ScriptError(sortIssues(issues));
   return script;
 }

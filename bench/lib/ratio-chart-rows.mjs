@@ -1,0 +1,79 @@
+// ratioChartRows: the rows of the ratio chart (docs/performance-ratios.svg), from a results JSON.
+//
+// Every value is "speed relative to the floor": the floor's figure over modelstub's for times,
+// memory and errors, modelstub's over the floor's for throughput, so > 1 is better than the floor
+// either way. Targets come from results.meta.targets (the ones the run was judged by), converted
+// to the same scale; absolute targets (start-up ms, wall ms, MB, ms over the floor) are converted
+// with the floor's figure from the same run. Peers are bars on the same scale: the peer against
+// the same floor. Pure: reads only its argument.
+
+const num = (x) => typeof x === "number" && Number.isFinite(x);
+/** Higher-is-better ratio: a throughput over the floor's. */
+const faster = (value, floor) => (num(value) && num(floor) && floor > 0 ? value / floor : null);
+/** Lower-is-better figure (time, memory, error) turned into "relative speed": floor over value. */
+const shorter = (value, floor) => (num(value) && num(floor) && value > 0 ? floor / value : null);
+const byC = (o) => Object.keys(o ?? {}).sort((a, b) => Number(a) - Number(b));
+
+/**
+ * @returns {{groups: {title: string, rows: {id: string, label: string, value: number|null,
+ *   target: number|null, targetNote: string|null, peers: {name: string, value: number}[]}[]}[]}}
+ */
+export function ratioChartRows(results) {
+  const t = results?.meta?.targets ?? {};
+  const peers = Array.isArray(results?.peers) ? results.peers : [];
+  const gripmock = peers.find((p) => p.name === "GripMock");
+  const mockLlm = peers.find((p) => p.name === "mock-llm");
+  const peerBar = (peer, value) => (peer && num(value) ? [{ name: `${peer.name} ${peer.version ?? ""}`.trim(), value }] : []);
+  const row = (id, label, value, target = null, targetNote = null, peerBars = []) => ({ id, label, value, target: num(target) ? target : null, targetNote: num(target) ? targetNote : null, peers: peerBars });
+
+  const grpc = [];
+  const unary = results?.unary?.byConcurrency;
+  for (const c of byC(unary)) {
+    const r = unary[c];
+    if (!r?.floor) continue;
+    const g = gripmock?.unary?.[c];
+    grpc.push(row(`unary-rps-c${c}`, `Unary req/s, c=${c}`, faster(r.modelstub?.rps, r.floor.rps), t.unaryThroughput, `>= ${t.unaryThroughput}x`, peerBar(gripmock, faster(g?.rps, r.floor.rps))));
+  }
+  for (const c of byC(unary)) {
+    const r = unary[c];
+    if (!r?.floor || !num(r.floor.p99Ms)) continue;
+    grpc.push(row(`unary-p99-c${c}`, `Unary p99 latency, c=${c}`, shorter(r.modelstub?.p99Ms, r.floor.p99Ms), num(t.unaryP99) ? 1 / t.unaryP99 : null, `p99 <= ${t.unaryP99}x`));
+  }
+  const s = results?.stream;
+  if (s?.floor) grpc.push(row("stream", `Stream chunks/s (${s.chunksPerStream ?? "n"}-chunk reply)`, faster(s.modelstub?.framesPerSec, s.floor.framesPerSec), t.streaming, `>= ${t.streaming}x`));
+  const st = results?.startup;
+  if (st?.floor) {
+    const target = num(t.startupMs) ? st.floor.medianMs / t.startupMs : null;
+    grpc.push(row("startup", "Start-up, spawn to ready (median)", shorter(st.modelstub?.medianMs, st.floor.medianMs), target, `< ${t.startupMs} ms`, peerBar(gripmock, shorter(gripmock?.startup?.medianMs, st.floor.medianMs))));
+  }
+  const v = results?.virtual;
+  if (v?.floor) {
+    const limit = num(t.virtualWallMs) && num(v.entries) ? (t.virtualWallMs * v.entries) / 10_000 : null;
+    grpc.push(row("virtual", `Virtual clock: ${v.entries} x 1 s entries, wall time`, shorter(v.modelstub?.wallMs, v.floor.wallMs), limit ? v.floor.wallMs / limit : null, `< ${limit} ms`));
+  }
+  const sc = results?.scale;
+  if (sc?.floor) {
+    grpc.push(row("scale-rss", `Memory: peak RSS, ${sc.calls} hung calls`, shorter(sc.modelstub?.peakRssMb, sc.floor.peakRssMb), num(t.scalePeakRssMb) ? sc.floor.peakRssMb / t.scalePeakRssMb : null, `< ${t.scalePeakRssMb} MB`));
+  }
+  const tm = results?.timing;
+  if (tm?.floor?.errorMs) {
+    const floorErr = tm.floor.errorMs.p99;
+    const target = num(t.timingErrorP99Ms) && num(floorErr) ? floorErr / (floorErr + t.timingErrorP99Ms) : null;
+    grpc.push(row("timing-p99", `Timer error p99, ${tm.calls} x ${tm.declaredMs} ms burst`, shorter(tm.modelstub?.errorMs?.p99, floorErr), target, `< ${t.timingErrorP99Ms} ms over floor`));
+  }
+
+  const http = [];
+  const h = results?.http?.byConcurrency;
+  for (const c of byC(h)) {
+    const r = h[c];
+    if (!r?.floor) continue;
+    http.push(row(`http-rps-c${c}`, `HTTP req/s, c=${c}`, faster(r.modelstub?.rps, r.floor.rps), null, null, peerBar(mockLlm, faster(mockLlm?.http?.[c]?.rps, r.floor.rps))));
+  }
+  const hs = results?.http?.startup;
+  if (hs?.floor) http.push(row("http-startup", "HTTP start-up, spawn to first 200", shorter(hs.modelstub?.medianMs, hs.floor.medianMs), null, null, peerBar(mockLlm, shorter(mockLlm?.startup?.medianMs, hs.floor.medianMs))));
+
+  const groups = [];
+  if (grpc.length) groups.push({ title: "gRPC: modelstub against the floor (bare grpc-js, pre-encoded constant reply)", rows: grpc });
+  if (http.length) groups.push({ title: "HTTP: modelstub against the HTTP floor (bare node:http, constant body)", rows: http });
+  return { groups };
+}
