@@ -14,7 +14,7 @@ mock_llm_version=0.1.29 # pinned in lib/tools.mjs too
 status=0
 if command -v go >/dev/null; then
   [ -x "$GOBIN/ghz" ] || go install "github.com/bojand/ghz/cmd/ghz@$ghz_version" || { echo "install-tools: ghz $ghz_version failed" >&2; status=1; }
-  [ -x "$GOBIN/gripmock" ] || go install "github.com/bavix/gripmock/v3@$gripmock_version" || { echo "install-tools: gripmock $gripmock_version failed" >&2; status=1; }
+  [ -x "$GOBIN/gripmock" ] || go install "github.com/bavix/gripmock/v3@$gripmock_version" || { echo "install-tools: gripmock $gripmock_version failed (where the module proxy refuses it, build it from source: bench/peer/build-gripmock.sh)" >&2; status=1; }
 else
   echo "install-tools: no go on PATH: ghz and GripMock skipped" >&2
   status=1

@@ -1,4 +1,4 @@
-// The bench's command line and configuration: argv, quick, cfg (quick and full mode), TARGETS, sections, only, log, MODELSTUB_READY.
+// The bench's command line and configuration: argv, quick, cfg (quick and full mode), TARGETS (issue 21), sections, only, log, MODELSTUB_READY.
 import { parseArgs } from "node:util";
 
 // How the start-up metric knows modelstub is up. Switch to "health" once modelstub serves
@@ -32,6 +32,7 @@ export const cfg = quick
       scale: { calls: 500, deadlineMs: 500 },
       timing: { calls: 200, latencyMs: 100 },
       http: { concurrency: [1, 16, 64], count: 400, warmup: 100, startupRuns: 3 },
+      inprocess: { calls: 20_000, warmup: 20_000 },
     }
   : {
       rounds: 3,
@@ -42,19 +43,29 @@ export const cfg = quick
       scale: { calls: 10_000, deadlineMs: 2000 },
       timing: { calls: 1000, latencyMs: 100 },
       http: { concurrency: [1, 16, 64], durationMs: 5000, warmup: 2000, startupRuns: 10 },
+      inprocess: { calls: 100_000, warmup: 20_000 },
     };
 if (argv.rounds) cfg.rounds = Number(argv.rounds);
 
+// Issue 21's targets. Ratios are modelstub's figure over the baseline's measured in the same run;
+// a target whose baseline (or modelstub) was not measured in a run is "not measured", never passed.
 export const TARGETS = {
-  unaryThroughput: 0.9, // >= x floor
-  unaryP99: 1.2, // <= x floor
-  streaming: 0.8, // >= x floor
-  startupMs: 400, // < median
-  virtualWallMs: 2000, // < for 10,000 entries of 1 s
-  scalePeakRssMb: 300, // < for 10,000 hung calls
-  timingErrorP99Ms: 5, // < at 1,000 concurrent calls
+  ratioConcurrency: [16, 64], // where the HTTP floor and peer ratios are judged
+  unaryThroughput: 0.9, // >= x floor req/s, at every unary concurrency
+  unaryP99: 1.3, // <= x floor p99, at every unary concurrency
+  unaryVsGripmock: 1.2, // >= x GripMock's req/s at ratioConcurrency (when GripMock ran)
+  streaming: 0.9, // >= x floor chunks/s
+  inprocessUsPerCall: 5, // <= us per literal-reply call through the in-process port (median of rounds)
+  startupRatio: 1.1, // <= x the bare grpc-js floor, spawn to SERVING, on Node 20 and on Node 24
+  httpThroughput: 0.7, // >= x the node:http floor's req/s at ratioConcurrency
+  httpVsMockLlm: 3, // >= x mock-llm's req/s at ratioConcurrency (when mock-llm ran)
+  httpStartupVsGrpc: 1, // <= HTTP start-up (first 200) over gRPC start-up (SERVING), same run
+  timingErrorP99Ms: 20, // <= p99 error over the floor's at 1,000 concurrent calls
+  virtualRatio: 1.2, // <= x the floor's wall time for the same calls over gRPC
+  virtualInProcessWallMs: 2000, // < for 10,000 entries of 1 s through the in-process port
+  scalePeakRssRatio: 1.1, // <= x the floor's peak RSS with 10,000 hung calls
 };
 
-export const sections = ["unary", "stream", "startup", "virtual", "scale", "timing", "http"];
+export const sections = ["unary", "stream", "inprocess", "startup", "virtual", "scale", "timing", "http"];
 export const only = argv.only ? new Set(argv.only.split(",")) : new Set(sections);
 export const log = (...a) => process.stderr.write(`bench: ${a.join(" ")}\n`);

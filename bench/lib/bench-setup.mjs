@@ -24,7 +24,7 @@ if (loadgen === "ghz" && !ghz) {
 }
 export const notes = [];
 if (!ghz) notes.push("ghz not installed: unary load used the Node load generator (run bench/install-tools.sh)");
-if (!gripmock) notes.push("GripMock not installed: peer skipped (bench/install-tools.sh; the Go module proxy reachable here refused github.com/bavix/gripmock/v3)");
+if (!gripmock) notes.push("GripMock not installed: peer skipped (bench/install-tools.sh, or bench/peer/build-gripmock.sh to build it from source where the Go module proxy refuses github.com/bavix/gripmock/v3)");
 if (!mockLlm && only.has("http")) notes.push("mock-llm not installed: the http section measured modelstub against the HTTP floor only (bench/install-tools.sh installs @dwmkerr/mock-llm@0.1.29 into .cache/peers/mock-llm)");
 else if (mockLlm && mockLlm.version !== mockLlm.pinned) notes.push(`mock-llm ${mockLlm.version} installed, ${mockLlm.pinned} pinned: rerun bench/install-tools.sh`);
 if (!modelstubBuilt) notes.push("modelstub not built (dist/src/cli/main.js missing): modelstub measurements skipped; run `npm run build`");
@@ -41,7 +41,7 @@ export const results = {
     loadgen: loadgen === "ghz" ? `ghz ${ghz.version}` : "node-loadgen (bench/load/loadgen.mjs, @grpc/grpc-js client)",
     streamLoadgen: "node-loadgen",
     ghz: ghz ? { version: ghz.version, pinned: ghz.pinned, bin: ghz.bin } : null,
-    gripmock: gripmock ? { version: gripmock.version, pinned: gripmock.pinned, bin: gripmock.bin } : null,
+    gripmock: gripmock ? { version: gripmock.version, pinned: gripmock.pinned, bin: gripmock.bin, ...(gripmock.commit ? { commit: gripmock.commit } : {}) } : null,
     mockLlm: mockLlm ? { package: mockLlm.package, version: mockLlm.version, pinned: mockLlm.pinned, main: mockLlm.main } : null,
     httpLoadgen: "http-loadgen (bench/load/http-loadgen.mjs, node:http keep-alive Agent, maxSockets = concurrency)",
     schemaSource: payloads.schemaSource,
@@ -54,6 +54,7 @@ export const results = {
   },
   unary: null,
   stream: null,
+  inprocess: null,
   startup: null,
   virtual: null,
   scale: null,

@@ -16,6 +16,7 @@ export const PROBE = path.join(BENCH_DIR, "lib", "probe.mjs");
 export const FLOOR_SERVER = path.join(BENCH_DIR, "servers", "floor-server.mjs");
 export const LOADGEN = path.join(BENCH_DIR, "load", "loadgen.mjs");
 export const PEER_DIR = path.join(BENCH_DIR, "peer");
+export const EMPTY_LISTENER = path.join(BENCH_DIR, "servers", "empty-listener.mjs");
 export const HTTP_FLOOR_SERVER = path.join(BENCH_DIR, "servers", "http-floor-server.mjs");
 export const HTTP_LOADGEN = path.join(BENCH_DIR, "load", "http-loadgen.mjs");
 // npm-installed peers (bench/install-tools.sh): .cache/peers/<name>/node_modules/...

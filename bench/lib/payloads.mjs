@@ -63,8 +63,32 @@ export const STREAM_CHUNKS = 1000;
 // A 1,000-character text cut into 1-character chunks: 1,000 text frames, then the final frame.
 export const STREAM_TEXT = "abcdefghij".repeat(STREAM_CHUNKS / 10);
 
+export const STREAM_ID = "gen-default-10"; // a typical stream id
+
 /** The rule modelstub documents: one token per 4 UTF-8 bytes, rounded up. */
 const tokens = (s) => (s.length === 0 ? 0 : Math.ceil(Buffer.byteLength(s, "utf8") / 4));
+
+/**
+ * GripMock's stub for the same stream (output.stream, protojson names): the frames buildPayloads
+ * builds, field for field, so GripMock answers the same bytes. Written by the stream section.
+ */
+export function gripmockStreamStub() {
+  const frame = (f) => `      - {id: ${STREAM_ID}, model: ${MODEL}, ${f}}`;
+  const input = tokens(PROMPT);
+  const out = tokens(STREAM_TEXT);
+  return [
+    `# GripMock v3 stream stub, written by the bench (bench/lib/payloads.mjs): ${STREAM_CHUNKS} text frames, then the final frame.`,
+    "- service: ModelService",
+    "  method: GenerateStream",
+    "  input:",
+    "    contains: {}",
+    "  output:",
+    "    stream:",
+    ...[...STREAM_TEXT].map((ch) => frame(`textDelta: ${JSON.stringify(ch)}`)),
+    frame(`final: {finishReason: FINISH_REASON_STOP, usage: {inputTokens: ${input}, outputTokens: ${out}, totalTokens: ${input + out}}}`),
+    "",
+  ].join("\n");
+}
 
 /**
  * All bytes: the request, the constant unary response (sized like modelstub's reply to the unary
@@ -89,7 +113,7 @@ export async function buildPayloads() {
       }),
     ),
   );
-  const id = "gen-default-10"; // a typical stream id
+  const id = STREAM_ID;
   const frames = [];
   for (let i = 0; i < STREAM_CHUNKS; i++) {
     frames.push(Buffer.from(toBinary(S.GenerateStreamResponse, create(S.GenerateStreamResponse, { id, model: MODEL, frame: { case: "textDelta", value: STREAM_TEXT[i] } }))));

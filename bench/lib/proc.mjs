@@ -34,13 +34,13 @@ export function freePort() {
 
 /**
  * Starts a server. `node: true` runs `node --import probe.mjs [nodeArgs] script args` with an IPC
- * channel so stats() works. Resolves once `readyLine` matches a stdout line (or immediately
+ * channel so stats() works (`nodeBin`: another Node binary than this one). Resolves once `readyLine` matches a stdout line (or immediately
  * when it is null), with the match.
  */
-export async function startServer({ name, cmd, args = [], node = false, nodeArgs = [], env, readyLine = /listening on (\S+)/, timeoutMs = 20_000, cwd }) {
+export async function startServer({ name, cmd, args = [], node = false, nodeBin = process.execPath, nodeArgs = [], env, readyLine = /listening on (\S+)/, timeoutMs = 20_000, cwd }) {
   const t0 = process.hrtime.bigint();
   const argv = node ? [...nodeArgs, "--import", PROBE, ...args] : args;
-  const child = spawn(node ? process.execPath : cmd, argv, {
+  const child = spawn(node ? nodeBin : cmd, argv, {
     cwd,
     env: { ...process.env, ...env },
     stdio: node ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"],

@@ -18,12 +18,18 @@ function tcpOpen(host, port) {
   });
 }
 
-async function pollGrpc(address, deadline, path, request, okReply) {
+/** Polls a raw TCP connect to address until one is accepted; resolves with [host, port]. */
+async function waitTcp(address, deadline) {
   const [host, port] = [address.slice(0, address.lastIndexOf(":")), Number(address.slice(address.lastIndexOf(":") + 1))];
   while (!(await tcpOpen(host, port))) {
     if (performance.now() > deadline) throw new Error(`no TCP listener on ${address}`);
     await sleep(2);
   }
+  return [host, port];
+}
+
+async function pollGrpc(address, deadline, path, request, okReply) {
+  await waitTcp(address, deadline);
   const client = new grpc.Client(address, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 });
   try {
     for (;;) {
@@ -55,11 +61,7 @@ function httpGet(host, port, path) {
 /** Polls GET `path` on address until it answers 200 (TCP connect first, as for gRPC). */
 export async function pollHttp(address, path, timeoutMs = 10_000) {
   const deadline = performance.now() + timeoutMs;
-  const [host, port] = [address.slice(0, address.lastIndexOf(":")), Number(address.slice(address.lastIndexOf(":") + 1))];
-  while (!(await tcpOpen(host, port))) {
-    if (performance.now() > deadline) throw new Error(`no TCP listener on ${address}`);
-    await sleep(2);
-  }
+  const [host, port] = await waitTcp(address, deadline);
   for (;;) {
     if ((await httpGet(host, port, path)) === 200) return;
     if (performance.now() > deadline) throw new Error(`GET ${path} on ${address} did not answer 200`);
@@ -77,6 +79,8 @@ export const probes = {
   httpModels: (server, address, timeoutMs = 10_000) => pollHttp(address, HTTP_MODELS_PATH, timeoutMs),
   /** GET /health answers 200 (the HTTP floor, mock-llm). */
   httpHealth: (server, address, timeoutMs = 10_000) => pollHttp(address, HTTP_HEALTH_PATH, timeoutMs),
+  /** A TCP connect is accepted (the empty Node listener: the same first step as every probe above). */
+  tcp: (server, address, timeoutMs = 10_000) => waitTcp(address, performance.now() + timeoutMs),
   /** The server printed the line with its address. */
   listeningLine: (server, _address, timeoutMs = 10_000) =>
     new Promise((resolve, reject) => {

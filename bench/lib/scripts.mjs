@@ -13,6 +13,8 @@ export const scriptTexts = {
   unary: () => `entries:\n  on_exhausted: cycle\n  entries:\n    - reply: ${q(UNARY_REPLY)}\n`,
   /** HTTP: one reply, forever; the text mock-llm echoes back from the bench request. */
   http: () => `entries:\n  on_exhausted: cycle\n  entries:\n    - reply: ${q(HTTP_TEXT)}\n`,
+  /** In-process port: one literal reply, repeated (load/inprocess-literal.mjs). */
+  literal: () => `entries:\n  - repeat: true\n    reply: Hello from modelstub\n`,
   /** Streaming: 1,000 one-character chunks, no declared delay. */
   stream: () => `entries:\n  on_exhausted: cycle\n  entries:\n    - reply:\n        text: ${q(STREAM_TEXT)}\n        chunking: {chars: 1}\n`,
   /** Virtual time: n entries declaring 1 s each, used once in order. */

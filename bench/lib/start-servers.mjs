@@ -1,6 +1,8 @@
 // The servers the bench starts: startFloor, startModelstub, startGripmock, startHttpFloor, startModelstubHttp, startMockLlm.
+import fs from "node:fs";
 import path from "node:path";
-import { FLOOR_SERVER, HTTP_FLOOR_SERVER, MODELSTUB_BIN, PEER_DIR } from "./paths.mjs";
+import { CACHE_DIR, FLOOR_SERVER, HTTP_FLOOR_SERVER, MODELSTUB_BIN, PEER_DIR } from "./paths.mjs";
+import { gripmockStreamStub } from "./payloads.mjs";
 import { freePort, startServer } from "./proc.mjs";
 import { probes } from "./ready.mjs";
 import { gripmock, mockLlm, payloads } from "./bench-setup.mjs";
@@ -22,19 +24,28 @@ export async function startModelstub(script, { clock } = {}) {
   return s;
 }
 
-export async function startGripmock({ waitReady = true } = {}) {
+/** GripMock on peer/stubs (the unary reply), or on `stubDir`. */
+export async function startGripmock({ waitReady = true, stubDir = path.join(PEER_DIR, "stubs") } = {}) {
   const grpcPort = await freePort();
   const httpPort = await freePort();
   const s = await startServer({
     name: "gripmock",
     cmd: gripmock.bin,
-    args: ["--stub", path.join(PEER_DIR, "stubs"), path.join(PEER_DIR, "model.proto")],
+    args: ["--stub", stubDir, path.join(PEER_DIR, "model.proto")],
     env: { GRPC_HOST: "127.0.0.1", GRPC_PORT: String(grpcPort), HTTP_HOST: "127.0.0.1", HTTP_PORT: String(httpPort), LOG_LEVEL: "error", STUB_WATCHER_ENABLED: "false" },
     readyLine: null,
   });
   s.address = `127.0.0.1:${grpcPort}`;
   if (waitReady) await probes.health(s, s.address, 30_000);
   return s;
+}
+
+/** GripMock on a stub dir of its own holding the stream section's stub (gripmockStreamStub). */
+export async function startGripmockStream() {
+  const stubDir = path.join(CACHE_DIR, "gripmock-stream-stubs");
+  fs.mkdirSync(stubDir, { recursive: true });
+  fs.writeFileSync(path.join(stubDir, "generate-stream.yaml"), gripmockStreamStub());
+  return startGripmock({ stubDir });
 }
 
 // HTTP targets: the floor (bare node:http), modelstub's HTTP front, mock-llm. Each resolves once

@@ -1,6 +1,8 @@
 // External load generator and peers: ghz and GripMock, pinned, installed with `go install` into
 // .cache/bin, and mock-llm, pinned, installed with npm into .cache/peers/mock-llm, all by
-// bench/install-tools.sh. All optional: the bench says what it fell back to or skipped.
+// bench/install-tools.sh. Where the module proxy refuses GripMock, bench/peer/build-gripmock.sh
+// builds it from source into .cache/bin and writes the commit it built beside it
+// (.cache/bin/gripmock.commit). All optional: the bench says what it fell back to or skipped.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -19,19 +21,30 @@ function which(name) {
   return null;
 }
 
-/** The binary's path and the module version it was built from (go version -m), or null. */
+/**
+ * The binary's path, the module version it was built from (go version -m) and, for a binary built
+ * from a source checkout (bench/peer/build-gripmock.sh), the commit: read from `<bin>.commit`
+ * when that file is no older than the binary (a later `go install` over it makes it stale), else
+ * from the binary's vcs.revision stamp. Null when there is no binary.
+ */
 export function findTool(name) {
   const envName = `${name.toUpperCase()}_BIN`;
   const candidates = [process.env[envName], path.join(TOOLS_BIN, name), which(name)].filter(Boolean);
   const bin = candidates.find((f) => fs.existsSync(f));
   if (!bin) return null;
   let version = "unknown";
+  let commit = null;
   try {
     const info = execFileSync("go", ["version", "-m", bin], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
     const m = new RegExp(`^\\s*mod\\s+${PINNED[name].module.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}\\s+(\\S+)`, "m").exec(info);
     if (m) version = m[1];
+    commit = /^\s*build\s+vcs\.revision=([0-9a-f]{40})\s*$/m.exec(info)?.[1] ?? null;
   } catch {}
-  return { bin, version, pinned: PINNED[name].version };
+  try {
+    const commitFile = `${bin}.commit`;
+    if (fs.statSync(commitFile).mtimeMs >= fs.statSync(bin).mtimeMs) commit = fs.readFileSync(commitFile, "utf8").trim().split(/\s+/)[0] || commit;
+  } catch {}
+  return { bin, version, pinned: PINNED[name].version, ...(commit ? { commit } : {}) };
 }
 
 // npm peers: installed with `npm install --prefix .cache/peers/<name> <package>@<version>`.

@@ -1,17 +1,24 @@
-// measureStream: GenerateStream chunks per second for a 1,000-chunk reply, floor and modelstub interleaved.
+// measureStream: GenerateStream chunks per second for a 1,000-chunk reply, floor, modelstub and GripMock interleaved.
 import { cfg, log } from "../lib/bench-config.mjs";
-import { modelstubBuilt } from "../lib/bench-setup.mjs";
+import { gripmock, modelstubBuilt, notes } from "../lib/bench-setup.mjs";
 import { nodeLoad, okOnly } from "../lib/grpc-load.mjs";
 import { GENERATE_STREAM_PATH } from "../lib/paths.mjs";
 import { STREAM_CHUNKS } from "../lib/payloads.mjs";
 import { writeScript } from "../lib/scripts.mjs";
-import { startFloor, startModelstub } from "../lib/start-servers.mjs";
+import { startFloor, startGripmockStream, startModelstub } from "../lib/start-servers.mjs";
 import { median, ratio, round } from "../lib/stats.mjs";
 
-/** GenerateStream chunks per second for a 1,000-chunk reply, floor and modelstub interleaved. */
+/** GenerateStream chunks per second for a 1,000-chunk reply, floor, modelstub and GripMock interleaved. */
 export async function measureStream() {
   const targets = [{ name: "floor", server: await startFloor() }];
   if (modelstubBuilt) targets.push({ name: "modelstub", server: await startModelstub(writeScript("stream")) });
+  if (gripmock) {
+    try {
+      targets.push({ name: "gripmock", server: await startGripmockStream() });
+    } catch (e) {
+      notes.push(`GripMock did not start (stream): ${e.message}`);
+    }
+  }
   const runs = {};
   const expectFrames = STREAM_CHUNKS + 1;
   try {
@@ -31,6 +38,6 @@ export async function measureStream() {
   for (const [name, rs] of Object.entries(runs)) {
     out[name] = { framesPerSec: median(rs.map((x) => x.framesPerSec)), streamsPerSec: median(rs.map((x) => x.rps)), streamP50Ms: median(rs.map((x) => x.latencyMs.p50)), streams: rs.reduce((a, x) => a + x.calls, 0), rounds: rs.map((x) => round(x.framesPerSec, 0)) };
   }
-  if (out.modelstub) out.modelstub.ratio = ratio(out.modelstub.framesPerSec, out.floor.framesPerSec);
+  for (const n of ["modelstub", "gripmock"]) if (out[n]) out[n].ratio = ratio(out[n].framesPerSec, out.floor.framesPerSec);
   return out;
 }

@@ -11,6 +11,7 @@ import { encodeResponse } from "../engine/encode-episode.js";
 import { encodeStreamFrame } from "./encode-stream-frame.js";
 import { serviceDefinition } from "./service-definition.js";
 import { modelRequestChecks } from "./limit-request.js";
+import { decodeGenerateRequest, decodeGenerateStreamRequest } from "./decode-generate-request.js";
 import { watchLoop } from "./loop-watch.js";
 
 /** Options of the gRPC server. */
@@ -95,9 +96,15 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   // process never exits. The graceful-shutdown test catches that.
   const server = new Server(options.channelOptions);
   raiseStreamResetLimit(server);
-  // Requests past the request limits are refused before they are decoded (limit-request.ts).
+  // Requests past the request limits are refused before they are decoded (limit-request.ts);
+  // the rest are decoded by hand, fromBinary's result exactly (decode-generate-request.ts).
   server.addService(
-    serviceDefinition(ModelService, { Generate: sendResponse, GenerateStream: encodeStreamFrame }, modelRequestChecks()),
+    serviceDefinition(
+      ModelService,
+      { Generate: sendResponse, GenerateStream: encodeStreamFrame },
+      modelRequestChecks(),
+      { Generate: decodeGenerateRequest, GenerateStream: decodeGenerateStreamRequest },
+    ),
     modelServiceHandlers(options.stub, options.logger),
   );
   server.addService(serviceDefinition(ControlService), controlServiceHandlers(options.stub, options.controlToken));

@@ -27,6 +27,7 @@ function expectedRows(r: any): string[] {
     ...unary.map((c) => `unary-p99-c${c}`),
     ...(r.stream?.floor ? ["stream"] : []),
     ...(r.startup?.floor ? ["startup"] : []),
+    ...(r.startup?.floor && r.startup?.node24 ? ["startup-node24"] : []),
     ...(r.virtual?.floor ? ["virtual"] : []),
     ...(r.scale?.floor ? ["scale-rss"] : []),
     ...(r.timing?.floor ? ["timing-p99"] : []),
