@@ -27,10 +27,10 @@ export function encodeResponse(response: GenerateResponse): Uint8Array {
  * out, a set message field written even when empty, unknown fields last. Written by hand, sized
  * first, into one buffer (write-episode-call.ts): encoding through toBinary's reflection was a
  * third of an in-process call's cost. The response's bytes are kept, a view of the call's, for
- * the wire (encodeResponse).
+ * the wire (encodeResponse). `alloc` gives the buffer: the journal's arena (byte-arena.ts).
  */
-export function encodeEpisodeCall(call: EpisodeCall): Uint8Array {
-  const written = writeEpisodeCall(call);
+export function encodeEpisodeCall(call: EpisodeCall, alloc?: (size: number) => Buffer): Uint8Array {
+  const written = writeEpisodeCall(call, alloc);
   if (call.response !== undefined) responseBytes.set(call.response, written.response!);
   return written.bytes;
 }

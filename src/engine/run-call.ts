@@ -125,7 +125,7 @@ export async function runCall(session: Session, clock: Clock, input: CallInput, 
   const failedHook = notify(log, [onCall, input.onLog]);
   if (failedHook) ending = statusEnding(internalStatus(failedHook.error));
   try {
-    episode.record(sequence, encodeEpisodeCall(record(session, sequence, stepId, entryRef, input, ending, startMs, endMs, x.chunksSent)));
+    episode.record(sequence, encodeEpisodeCall(record(session, sequence, stepId, entryRef, input, ending, startMs, endMs, x.chunksSent), episode.arena.alloc));
   } catch (err) {
     // Unreachable with well-formed messages; the slot stays empty rather than the call hanging.
     ending = statusEnding(internalStatus(err));

@@ -1,4 +1,5 @@
 import type { CallStatus, CompiledList, CompiledScript } from "../script/compiled-script.js";
+import { ByteArena } from "./byte-arena.js";
 
 /** How far a session has got through one list: uses per entry. */
 export interface ListCursor {
@@ -30,6 +31,8 @@ export class EpisodeJournal {
   timelineMs = 0;
   /** Calls of this episode still running. */
   readonly running = new Set<RunningCall>();
+  /** Where the encoded calls' bytes are kept: they live and die with this journal. */
+  readonly arena = new ByteArena();
   private onIdle: (() => void) | undefined;
 
   /** Records call `sequence` (1-based) as its encoded bytes, and counts them. */

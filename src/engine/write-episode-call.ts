@@ -68,13 +68,13 @@ export interface WrittenEpisodeCall {
 
 /**
  * Encodes `c` byte for byte as toBinary(EpisodeCallSchema, c) with default options (unknown
- * fields written after known ones), sizing it first and writing it into one buffer of its own.
- * The buffer is not from Node's shared pool: sessions keep their calls for long, and a pooled
- * slice would keep its whole 8 KiB slab alive with it.
+ * fields written after known ones), sizing it first and writing it into one buffer from `alloc`
+ * (a journal's ByteArena; by default a buffer of its own). Not from Node's shared pool: sessions
+ * keep their calls for long, and a pooled slice would keep its whole 8 KiB slab alive with it.
  */
-export function writeEpisodeCall(c: EpisodeCall): WrittenEpisodeCall {
+export function writeEpisodeCall(c: EpisodeCall, alloc: (size: number) => Buffer = Buffer.allocUnsafeSlow): WrittenEpisodeCall {
   startSizing();
-  const buf = Buffer.allocUnsafeSlow(sizeEpisodeCall(c));
+  const buf = alloc(sizeEpisodeCall(c));
   startWriting();
   let at = writeInt64(buf, 0, SEQUENCE, c.sequence, false);
   at = writeString(buf, at, SESSION, c.session);
