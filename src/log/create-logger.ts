@@ -64,19 +64,17 @@ function callFields(r: CallRecord): Record<string, unknown> {
 const json = JSON.stringify;
 
 /**
- * A call's JSON line, written out key by key: exactly `JSON.stringify({ level: "info", msg:
- * "call", ...callFields(r) })` (a test pins it), without building and spreading two objects
- * per call on a server logging thousands of calls a second.
+ * A call's JSON line: exactly `JSON.stringify({ level: "info", msg: "call", ...callFields(r) })`
+ * (a test pins it), written key by key from callFields, so the order lives in one place, without
+ * spreading a second object per call on a server logging thousands of calls a second.
  */
 function callJson(r: CallRecord): string {
-  let s = `{"level":"info","msg":"call","transport":${json(r.transport)},"method":${json(r.method)}`;
-  if (r.status !== undefined) s += `,"status":${json(r.status)}`;
-  s += `,"session":${json(r.session)},"step":${json(r.step)},"entry":${json(r.entry)}`;
-  if (r.sequence !== undefined) s += `,"sequence":${json(r.sequence)}`;
-  s += `,"outcome":${json(r.outcome)}`;
-  if (r.code !== undefined) s += `,"code":${json(r.code)}`;
-  s += `,"declared_ms":${json(r.declaredMs)}`;
-  if (r.message !== undefined) s += `,"message":${json(r.message)}`;
+  const fields = callFields(r);
+  let s = '{"level":"info","msg":"call"';
+  for (const key in fields) {
+    const value = fields[key];
+    if (value !== undefined) s += `,${json(key)}:${json(value)}`;
+  }
   return `${s}}`;
 }
 

@@ -1,19 +1,13 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { create, fromBinary } from "@bufbuild/protobuf";
-import { credentials, type ClientReadableStream } from "@grpc/grpc-js";
+import { fromBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import {
-  HealthCheckRequestSchema,
-  HealthCheckResponse_ServingStatus as ServingStatus,
-  type HealthCheckResponse,
-} from "../../gen/grpc/health/v1/health_pb.js";
 import { EpisodeSchema, Outcome } from "../../gen/modelstub/v1/episode_pb.js";
 import { Code } from "../../src/shared/status-code.js";
 import { createGrpcPort } from "../../src/port/grpc-port.js";
 import { userRequest } from "../support/requests.js";
 import { runCli, startServeProcess } from "../support/run-cli.js";
-import { dir, HealthClient, selfSigned, untilDraining, untilRunning, useScratchDir } from "./serve-process-fixture.js";
+import { dir, selfSigned, untilDraining, untilRunning, useScratchDir, watchHealth } from "./serve-process-fixture.js";
 
 useScratchDir();
 
@@ -67,14 +61,8 @@ describe("health", () => {
     await writeFile(script, "entries:\n  - latency: 3s\n    repeat: true\n    reply: finally\n");
     const s = await startServeProcess(["--script", script, "--grpc", "127.0.0.1:0", "--grace", "60s"]);
     const port = createGrpcPort(s.address);
-    const client = new HealthClient(s.address, credentials.createInsecure()) as unknown as {
-      Watch(request: unknown): ClientReadableStream<HealthCheckResponse>;
-      close(): void;
-    };
-    const watch = client.Watch(create(HealthCheckRequestSchema, { service: "" }));
-    const statuses: string[] = [];
-    watch.on("data", (r: HealthCheckResponse) => statuses.push(ServingStatus[r.status]));
-    watch.on("error", () => {});
+    const watch = watchHealth(s.address);
+    const statuses = watch.statuses;
     try {
       await expect.poll(() => statuses).toEqual(["SERVING"]);
       // A call in flight holds the drain open long enough for the change to be seen, and then
@@ -85,8 +73,7 @@ describe("health", () => {
       await expect.poll(() => statuses).toEqual(["SERVING", "NOT_SERVING"]);
       expect((await inFlight).message?.content).toBe("finally");
     } finally {
-      watch.cancel();
-      client.close();
+      watch.close();
       port.close();
     }
     expect(await s.exit).toBe(0);

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create } from "@bufbuild/protobuf";
-import { credentials, makeGenericClientConstructor } from "@grpc/grpc-js";
+import { credentials, makeGenericClientConstructor, type ClientReadableStream } from "@grpc/grpc-js";
 import { afterAll, beforeAll, expect } from "vitest";
 import {
   Health,
@@ -107,4 +107,37 @@ export async function selfSigned(name: string, subjectAltName: string): Promise<
   return { cert, key };
 }
 
-export const HealthClient = makeGenericClientConstructor(serviceDefinition(Health), "Health");
+const HealthClient = makeGenericClientConstructor(serviceDefinition(Health), "Health");
+
+/** An open grpc.health.v1 Watch of the whole server: the statuses it streamed, and how it ended. */
+export interface HealthWatch {
+  /** Every status received, by name (`SERVING`, ...), in order. */
+  statuses: string[];
+  /** Resolves with `status N` when the server ends the watch, `error N` when it fails. */
+  ended: Promise<string>;
+  /** Cancels the watch (if still open) and closes its client. */
+  close(): void;
+}
+
+/** Opens a Watch on `address` (service "", the whole server). */
+export function watchHealth(address: string): HealthWatch {
+  const client = new HealthClient(address, credentials.createInsecure()) as unknown as {
+    Watch(request: unknown): ClientReadableStream<HealthCheckResponse>;
+    close(): void;
+  };
+  const watch = client.Watch(create(HealthCheckRequestSchema, { service: "" }));
+  const statuses: string[] = [];
+  watch.on("data", (r: HealthCheckResponse) => statuses.push(ServingStatus[r.status]!));
+  const ended = new Promise<string>((resolve) => {
+    watch.on("status", (st: { code: number }) => resolve(`status ${st.code}`));
+    watch.on("error", (e: { code?: number }) => resolve(`error ${e.code}`));
+  });
+  return {
+    statuses,
+    ended,
+    close() {
+      watch.cancel();
+      client.close();
+    },
+  };
+}

@@ -1,13 +1,10 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { create } from "@bufbuild/protobuf";
-import { credentials, type ClientReadableStream } from "@grpc/grpc-js";
 import { describe, expect, it } from "vitest";
-import { HealthCheckRequestSchema, type HealthCheckResponse } from "../../gen/grpc/health/v1/health_pb.js";
 import { createGrpcPort } from "../../src/port/grpc-port.js";
 import { userRequest } from "../support/requests.js";
 import { startServeProcess } from "../support/run-cli.js";
-import { dir, HealthClient, untilRunning, useScratchDir } from "../ops/serve-process-fixture.js";
+import { dir, untilRunning, useScratchDir, watchHealth } from "../ops/serve-process-fixture.js";
 
 useScratchDir();
 
@@ -24,16 +21,7 @@ describe("a graceful shutdown", () => {
     await writeFile(script, "entries:\n  - latency: 1s\n    repeat: true\n    reply: \"{{last_user}}\"\n");
     const s = await startServeProcess(["--script", script, "--grpc", "127.0.0.1:0", "--grace", "60s"]);
     const port = createGrpcPort(s.address);
-    const health = new HealthClient(s.address, credentials.createInsecure()) as unknown as {
-      Watch(request: unknown): ClientReadableStream<HealthCheckResponse>;
-      close(): void;
-    };
-    const watch = health.Watch(create(HealthCheckRequestSchema, { service: "" }));
-    const watchEnded = new Promise<string>((resolve) => {
-      watch.on("status", (st: { code: number }) => resolve(`status ${st.code}`));
-      watch.on("error", (e: { code?: number }) => resolve(`error ${e.code}`));
-    });
-    watch.on("data", () => {});
+    const watch = watchHealth(s.address);
     // About 1 MB each way: the answer takes many HTTP/2 flow-control windows to write.
     const text = "x".repeat(1_000_000);
     try {
@@ -45,10 +33,9 @@ describe("a graceful shutdown", () => {
       // as a slow or busy client would. The drain sees the engine idle with the answers unwritten.
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1500);
       for (const answer of await Promise.all(answers)) expect(answer.message?.content.length).toBe(text.length);
-      expect(await watchEnded).toBe("status 0");
+      expect(await watch.ended).toBe("status 0");
     } finally {
-      watch.cancel();
-      health.close();
+      watch.close();
       port.close();
     }
     expect(await s.exit).toBe(0);

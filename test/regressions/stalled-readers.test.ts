@@ -156,6 +156,7 @@ describe.skipIf(!existsSync("/proc/self/status"))("streams to readers that stop 
   it("hold 16 stalled SSE streams of 960 KB in bounded memory, and release them when the clients go", async () => {
     const server = await startServer();
     const body = JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: sseEcho }] });
+    const bytes = Buffer.from(body);
     const requests: Socket[] = [];
     let answered = 0;
     const { hostname, port } = new URL(server.http);
@@ -169,7 +170,6 @@ describe.skipIf(!existsSync("/proc/self/status"))("streams to readers that stop 
       const socket = connect(Number(port), hostname);
       socket.once("readable", () => answered++);
       socket.on("error", () => {});
-      const bytes = Buffer.from(body);
       socket.write(head(bytes.length));
       socket.write(bytes);
       requests.push(socket);
