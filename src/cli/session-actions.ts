@@ -5,14 +5,16 @@ import {
   ListSessionsResponseSchema,
   LoadScriptResponseSchema,
   ResetSessionResponseSchema,
+  SetFaultPlanResponseSchema,
   VerifySessionResponseSchema,
   type DeleteSessionResponse,
   type LoadScriptResponse,
   type ResetSessionResponse,
+  type SetFaultPlanResponse,
   type VerifySessionResponse,
 } from "../../gen/modelstub/v1/control_pb.js";
 import type { ControlClient } from "../port/control-client.js";
-import { checkScriptFile } from "./validate.js";
+import { checkPlanFile, checkScriptFile } from "./validate.js";
 
 /** The exit codes of `modelstub session`, health's where they mean the same. */
 export const SessionExit = {
@@ -56,7 +58,7 @@ function table(rows: string[][]): string {
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
-/** The five subcommands of `modelstub session`. */
+/** The subcommands of `modelstub session`. */
 export const sessionActions: Record<string, SessionAction> = {
   list: {
     args: [],
@@ -80,6 +82,24 @@ export const sessionActions: Record<string, SessionAction> = {
       const res = await client.call<LoadScriptResponse>("LoadScript", { session, script, sourceName: file }, { timeoutMs });
       if (json) printJson(LoadScriptResponseSchema, res);
       else process.stdout.write(`session ${JSON.stringify(session)}: loaded ${file} (${plural(res.entries, "entry", "entries")})\n`);
+      return SessionExit.ok;
+    },
+  },
+  faults: {
+    args: ["SESSION", "FILE"],
+    about: "check the fault plan FILE, then set it on SESSION, starting it afresh (SetFaultPlan)",
+    // Checked here first (syntax, fields), as `load` checks a script; the server checks its steps.
+    prepare: async ([, file]) => ((await checkPlanFile(file!)) ? undefined : SessionExit.usage),
+    async run({ client, args: [session, file], timeoutMs, json }) {
+      const plan = await readFile(file!, "utf8");
+      const res = await client.call<SetFaultPlanResponse>("SetFaultPlan", { session, plan, sourceName: file }, { timeoutMs });
+      if (json) printJson(SetFaultPlanResponseSchema, res);
+      else {
+        const what = res.plan?.chaosSeed !== undefined ? `chaos, seed ${res.plan.chaosSeed}` : plural(res.rules, "rule", "rules");
+        process.stdout.write(
+          `session ${JSON.stringify(session)}: fault plan ${JSON.stringify(res.plan?.name ?? "")} set (${what}; digest ${res.plan?.digest.slice(0, 12)}); the episode it closed holds ${plural(res.closedCalls, "call", "calls")}\n`,
+        );
+      }
       return SessionExit.ok;
     },
   },

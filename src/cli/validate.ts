@@ -1,4 +1,5 @@
-import type { CompiledScript } from "../script/compiled-script.js";
+import type { CompiledFaultPlan, CompiledScript } from "../script/compiled-script.js";
+import { loadFaultPlanFile } from "../script/load-fault-plan.js";
 import { loadScriptFile } from "../script/load-script.js";
 import { ScriptError } from "../script/script-error.js";
 import { resolveOptions, UsageError, type OptionSpec } from "./options.js";
@@ -15,6 +16,17 @@ const usage = "usage: modelstub validate FILE...\n\nChecks script files. Prints 
 export async function checkScriptFile(file: string): Promise<CompiledScript | undefined> {
   try {
     return await loadScriptFile(file);
+  } catch (err) {
+    if (!(err instanceof ScriptError)) throw err;
+    for (const line of err.lines) process.stderr.write(`${line}\n`);
+    return undefined;
+  }
+}
+
+/** Checks a fault plan file as `checkScriptFile` checks a script (its steps are the server's to check). */
+export async function checkPlanFile(file: string): Promise<CompiledFaultPlan | undefined> {
+  try {
+    return await loadFaultPlanFile(file);
   } catch (err) {
     if (!(err instanceof ScriptError)) throw err;
     for (const line of err.lines) process.stderr.write(`${line}\n`);

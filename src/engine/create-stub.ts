@@ -1,110 +1,23 @@
 import type { Episode } from "../../gen/modelstub/v1/episode_pb.js";
-import { createRealClock, type Clock } from "./clock.js";
+import { createRealClock } from "./clock.js";
 import { checkStepIds } from "./check-step-id.js";
-import type { CallStatus, CompiledScript } from "../script/compiled-script.js";
+import type { CallStatus } from "../script/compiled-script.js";
 import { decodeEpisode, encodeEpisode } from "./encode-episode.js";
-import type { CallInput } from "./call-input.js";
-import type { CallLog } from "./call-log.js";
-import type { CallResult } from "./call-result.js";
 import { checkSessionName } from "./check-session-name.js";
 import { limitStatus } from "./limit-status.js";
 import { closedStatus, type EpisodeCloseReason } from "./episode-close-reason.js";
 import { runCall } from "./run-call.js";
 import { Session } from "./session.js";
-import { verifySession, type Verification } from "./verify-session.js";
+import { verifySession } from "./verify-session.js";
 import { Code } from "../shared/status-code.js";
 
-/** Options of a stub; defaults are filled in here, in one place. */
-export interface StubOptions {
-  /** The script every session starts with. */
-  script: CompiledScript;
-  /** Default: the real clock. Tests and `--clock virtual` pass a virtual one. */
-  clock?: Clock;
-  /** Sessions the stub keeps at most (default 1,000): more answer RESOURCE_EXHAUSTED, so a runaway client cannot grow memory without bound. */
-  maxSessions?: number;
-  /** Calls one episode records at most (default 100,000); then RESOURCE_EXHAUSTED until a reset. */
-  maxEpisodeCalls?: number;
-  /**
-   * Bytes one episode records at most, counted as its calls encode in the .binpb (default
-   * 64 MiB); then RESOURCE_EXHAUSTED until a reset. The call cap alone does not bound memory:
-   * requests carry whole conversations, so a few hundred long ones can reach gigabytes.
-   */
-  maxEpisodeBytes?: number;
-  /** Told about every finished call (logs). */
-  onCall?: (log: CallLog) => void;
-  /**
-   * Told when a session's episode closes by reset, reload, deletion or idle eviction (recording
-   * to disk), once its cut-off calls are recorded, in the order the session's episodes closed
-   * (a session deleted and opened again included). Episodes without calls are not told. A
-   * returned promise is awaited: the reset, reload or deletion completes after it (so
-   * ResetSession answers once the file is written), and its rejection becomes theirs.
-   */
-  onEpisodeClosed?: (episode: Episode, why: EpisodeCloseReason) => void | Promise<void>;
-}
-
-/** A session evictIdle() let go: its name, how long it had been idle, and its closing episode. */
-export interface EvictedSession {
-  name: string;
-  /** Wall-clock ms since the session was last used. */
-  idleMs: number;
-  /** Resolves with the closed episode's calls once onEpisodeClosed is done; rejects as it does. */
-  closed: Promise<number>;
-}
-
-/** The scripted model: sessions, their cursors and episodes, over one clock. */
-export interface Stub {
-  readonly clock: Clock;
-  readonly script: CompiledScript;
-  /** Runs one call; never rejects. */
-  call(input: CallInput): Promise<CallResult>;
-  /**
-   * Replaces a session's script and starts it afresh, closing its episode like reset(). Calls
-   * from the moment it is called run on the new script.
-   */
-  loadScript(session: string, script: CompiledScript): Promise<void>;
-  /**
-   * Rewinds a session and opens a new episode at once: calls from now on start clean. Calls of
-   * the closed episode still running are cut off (they end with CANCELLED and are recorded
-   * as cancelled in the closed episode); once they are, the closed episode goes to
-   * onEpisodeClosed. Resolves with how many calls it holds, cut-off calls included.
-   */
-  reset(session: string): Promise<number>;
-  /**
-   * Closes a session's episode like reset() (calls running in it are cut off with CANCELLED and
-   * recorded in it) and forgets the session at once, freeing its slot under maxSessions: a call
-   * naming it afterwards opens it afresh. Resolves with the closed episode's calls once it has
-   * gone to onEpisodeClosed; rejects with a NOT_FOUND status for a session the stub does not keep.
-   */
-  deleteSession(session: string): Promise<number>;
-  /**
-   * Deletes every session with no call running that has not been used (no call started or
-   * ended, no reset or reload) for `idleMs` of wall-clock time, as deleteSession() does. Operational
-   * only: what an episode records never depends on it (an evicted session used again starts a new
-   * episode, as after a reset). The caller handles each `closed` promise.
-   */
-  evictIdle(idleMs: number): EvictedSession[];
-  episode(session: string): Episode;
-  /** The episode's deterministic bytes. */
-  episodeBytes(session: string): Uint8Array;
-  verify(session: string): Verification;
-  /** Every session: its recorded calls, the calls running in its open episode, its script. */
-  sessions(): { name: string; calls: number; running: number; scriptName: string }[];
-  /** Every session's episode, for recording at shutdown. */
-  episodes(): Episode[];
-  /** Resolves once every episode being closed (reset, reload, deletion, eviction) has gone to onEpisodeClosed. */
-  closing(): Promise<void>;
-  /** The script a session is served from (the stub's script for a session not yet seen). */
-  scriptOf(session: string): CompiledScript;
-  /** Calls running right now, across sessions (for drain and leak checks). */
-  inFlight(): number;
-  /** Starts draining: calls from now on answer UNAVAILABLE; calls in flight go on. */
-  drain(): void;
-}
+export type { EvictedSession, Stub, StubOptions } from "./stub.js";
+import type { EvictedSession, Stub, StubOptions } from "./stub.js";
 
 const drainingStatus: CallStatus = { code: Code.UNAVAILABLE, message: "modelstub is shutting down: it takes no new calls", trailers: [] };
 
 function episodeOf(name: string, session: Session | undefined): Episode {
-  return decodeEpisode(name, session ? session.episode.recorded() : []);
+  return session ? decodeEpisode(name, session.episode.recorded(), session.episode.planIdentity()) : decodeEpisode(name, []);
 }
 
 const ignore = () => undefined;
@@ -137,10 +50,10 @@ export function createStub(options: StubOptions): Stub {
     return s;
   };
 
-  const closeEpisode = (s: Session, why: EpisodeCloseReason, script?: CompiledScript): Promise<number> => {
+  const closeEpisode = (s: Session, why: EpisodeCloseReason, script = s.script, plan = script.faults): Promise<number> => {
     // Synchronously: the next call, whenever it arrives, starts in the new episode.
     s.lastUsedMs = Date.now();
-    const journal = s.reset(script);
+    const journal = s.reset(script, plan);
     if (journal.running.size > 0) {
       const status = closedStatus(s.name, why);
       for (const call of journal.running) call.close(status);
@@ -148,7 +61,7 @@ export function createStub(options: StubOptions): Stub {
     const closed = s.closing.then(async () => {
       await journal.settled();
       const calls = journal.recorded();
-      if (calls.length > 0) await options.onEpisodeClosed?.(decodeEpisode(s.name, calls), why);
+      if (calls.length > 0) await options.onEpisodeClosed?.(decodeEpisode(s.name, calls, journal.planIdentity()), why);
       return calls.length;
     });
     // A failed close fails its own reset only; the next close of the session still runs.
@@ -206,6 +119,11 @@ export function createStub(options: StubOptions): Stub {
       if (!(s instanceof Session)) throw Object.assign(new Error(s.message), { status: s });
       await closeEpisode(s, "reload", script);
     },
+    async setFaultPlan(name, plan) {
+      const s = open(name);
+      if (!(s instanceof Session)) throw Object.assign(new Error(s.message), { status: s });
+      return closeEpisode(s, "faults", s.script, plan);
+    },
     async reset(name) {
       const s = sessions.get(name);
       return s ? closeEpisode(s, "reset") : 0;
@@ -228,7 +146,10 @@ export function createStub(options: StubOptions): Stub {
       return evicted;
     },
     episode: (name) => episodeOf(name, sessions.get(name)),
-    episodeBytes: (name) => encodeEpisode(name, sessions.get(name)?.episode.recorded() ?? []),
+    episodeBytes: (name) => {
+      const journal = sessions.get(name)?.episode;
+      return journal ? encodeEpisode(name, journal.recorded(), journal.planIdentity()) : encodeEpisode(name, []);
+    },
     verify: (name) => verifySession(sessions.get(name), options.script),
     sessions: () =>
       [...sessions.values()]

@@ -35,20 +35,35 @@ export function encodeEpisodeCall(call: EpisodeCall, alloc?: (size: number) => B
   return written.bytes;
 }
 
+/** The identity of the fault plan an episode ran under, as the episode records it. */
+export interface PlanIdentity {
+  name: string;
+  digest: string;
+  seed: bigint | undefined;
+}
+
 /**
  * The deterministic bytes of an Episode, assembled from encoded calls. Byte for byte what
  * toBinary(EpisodeSchema, episode) writes: field 1 (session, left out when empty), then each
- * call as field 2, length-delimited, in order. The determinism tests pin this against the
- * golden file, which was written through toBinary of the whole message.
+ * call as field 2, length-delimited, in order, then the fault plan (field 3) when there is one.
+ * The determinism tests pin this against the golden file, which was written through toBinary
+ * of the whole message, and test/engine/episode-call-bytes.test.ts pins the plan's field.
  */
-export function encodeEpisode(session: string, calls: readonly Uint8Array[]): Uint8Array {
+export function encodeEpisode(session: string, calls: readonly Uint8Array[], plan?: PlanIdentity): Uint8Array {
   const w = new BinaryWriter();
   if (session !== "") w.tag(1, WireType.LengthDelimited).string(session);
   for (const c of calls) w.tag(2, WireType.LengthDelimited).bytes(c);
+  if (plan !== undefined) {
+    w.tag(3, WireType.LengthDelimited).fork();
+    if (plan.name !== "") w.tag(1, WireType.LengthDelimited).string(plan.name);
+    if (plan.digest !== "") w.tag(2, WireType.LengthDelimited).string(plan.digest);
+    if (plan.seed !== undefined) w.tag(3, WireType.Varint).uint64(plan.seed);
+    w.join();
+  }
   return w.finish();
 }
 
 /** The Episode message of encoded calls. */
-export function decodeEpisode(session: string, calls: readonly Uint8Array[]): Episode {
-  return fromBinary(EpisodeSchema, encodeEpisode(session, calls));
+export function decodeEpisode(session: string, calls: readonly Uint8Array[], plan?: PlanIdentity): Episode {
+  return fromBinary(EpisodeSchema, encodeEpisode(session, calls, plan));
 }

@@ -1,37 +1,44 @@
-import { CallMethod, Outcome, StreamBreak, type EpisodeCall } from "../../gen/modelstub/v1/episode_pb.js";
+import { CallMethod, StreamBreak, type EpisodeCall } from "../../gen/modelstub/v1/episode_pb.js";
 import type { CallInput } from "./call-input.js";
 import type { CallLog } from "./call-log.js";
 import type { CallResult } from "./call-result.js";
 import { encodeEpisodeCall } from "./encode-episode.js";
 import { declaredBudgetMs, type Clock } from "./clock.js";
-import type { CompiledEntry, TemplateContext } from "../script/compiled-script.js";
+import type { CompiledEntry, RequestView, TemplateContext } from "../script/compiled-script.js";
+import type { GenerateRequest } from "../../gen/modelstub/v1/model_pb.js";
+import type { ChosenFault } from "./choose-fault.js";
+import { runFault } from "./run-fault.js";
 import { internalStatus, statusEnding, type Ending } from "./ending.js";
 import { Execution } from "./execution.js";
 import { renderReply, type RenderedReply } from "./render-reply.js";
 import { viewRequest } from "./request-view.js";
-import { runReply } from "./run-reply.js";
+import { executeEntry } from "./execute-entry.js";
 import { selectEntry } from "./select-entry.js";
 import type { Session } from "./session.js";
 import { Code } from "../shared/status-code.js";
 
-/** Runs the entry's action: a reply (run-reply.ts), or a scripted error, timeout or hang after its first-byte wait. */
-async function execute(entry: CompiledEntry, rendered: RenderedReply | undefined, input: CallInput, x: Execution): Promise<Ending> {
-  const action = entry.action;
-  switch (action.kind) {
-    case "reply":
-      return runReply(entry, rendered!, input, x);
-    case "error":
-      await x.wait(entry.firstByteMs);
-      return { result: { kind: "status", status: action.status }, outcome: Outcome.ERROR, status: action.status };
-    case "timeout": {
-      await x.wait(entry.firstByteMs);
-      const status = { code: Code.DEADLINE_EXCEEDED, message: `scripted timeout at ${entry.ref}`, trailers: [] };
-      return { result: { kind: "status", status }, outcome: Outcome.TIMED_OUT, status };
-    }
-    case "hang":
-      await x.wait(entry.firstByteMs);
-      return x.hang();
-  }
+/** Renders an entry's reply for this call (undefined for an entry that does not reply). */
+function renderEntry(
+  session: Session,
+  stepId: string,
+  sequence: number,
+  request: GenerateRequest,
+  view: RequestView,
+  entry: CompiledEntry,
+  captures: RegExpExecArray | null,
+): RenderedReply | undefined {
+  if (entry.action.kind !== "reply") return undefined;
+  const ctx: TemplateContext = {
+    lastUser: view.lastUser,
+    lastToolResult: view.lastToolResult,
+    step: stepId,
+    model: request.model || session.script.defaultModel,
+    session: session.name,
+    turn: view.turn,
+    captures,
+  };
+  const prefix = `${session.name}-${sequence}`;
+  return renderReply(entry.action.reply, ctx, request, { response: `gen-${prefix}`, toolCall: (i) => `call-${prefix}-${i}` });
 }
 
 /** Calls the observers of a finished call; returns what the first one that failed threw. */
@@ -66,6 +73,7 @@ export async function runCall(session: Session, clock: Clock, input: CallInput, 
   const fromMetadata = input.stepFromMetadata ?? "";
   const stepId = fromRequest || fromMetadata;
   let entryRef = "";
+  let fault: ChosenFault | undefined;
   let ending: Ending;
   try {
     input.onStart?.({ sequence, startMs });
@@ -77,27 +85,20 @@ export async function runCall(session: Session, clock: Clock, input: CallInput, 
       });
     } else {
       const view = viewRequest(request);
-      const selection = selectEntry(session, stepId, view);
-      if ("status" in selection) {
-        ending = statusEnding(selection.status);
+      fault = episode.faults?.choose(session.name, sequence, stepId, input.method, view);
+      if (fault !== undefined) {
+        const select = (consume: boolean) => selectEntry(session, stepId, view, consume);
+        const render = (entry: CompiledEntry, captures: RegExpExecArray | null) => renderEntry(session, stepId, sequence, request, view, entry, captures);
+        ending = await runFault(fault, select, render, (ref) => (entryRef = ref), input, x);
       } else {
-        const { entry } = selection;
-        entryRef = entry.ref;
-        let rendered: RenderedReply | undefined;
-        if (entry.action.kind === "reply") {
-          const ctx: TemplateContext = {
-            lastUser: view.lastUser,
-            lastToolResult: view.lastToolResult,
-            step: stepId,
-            model: request.model || session.script.defaultModel,
-            session: session.name,
-            turn: view.turn,
-            captures: selection.captures,
-          };
-          const prefix = `${session.name}-${sequence}`;
-          rendered = renderReply(entry.action.reply, ctx, request, { response: `gen-${prefix}`, toolCall: (i) => `call-${prefix}-${i}` });
+        const selection = selectEntry(session, stepId, view);
+        if ("status" in selection) {
+          ending = statusEnding(selection.status);
+        } else {
+          const { entry } = selection;
+          entryRef = entry.ref;
+          ending = await executeEntry(entry, renderEntry(session, stepId, sequence, request, view, entry, selection.captures), input, x);
         }
-        ending = await execute(entry, rendered, input, x);
       }
     }
   } catch (err) {
@@ -125,7 +126,7 @@ export async function runCall(session: Session, clock: Clock, input: CallInput, 
   const failedHook = notify(log, [onCall, input.onLog]);
   if (failedHook) ending = statusEnding(internalStatus(failedHook.error));
   try {
-    episode.record(sequence, encodeEpisodeCall(record(session, sequence, stepId, entryRef, input, ending, startMs, endMs, x.chunksSent), episode.arena.alloc));
+    episode.record(sequence, encodeEpisodeCall(record(session, sequence, stepId, entryRef, input, ending, startMs, endMs, x.chunksSent, fault), episode.arena.alloc));
   } catch (err) {
     // Unreachable with well-formed messages; the slot stays empty rather than the call hanging.
     ending = statusEnding(internalStatus(err));
@@ -145,6 +146,7 @@ function record(
   startMs: number,
   endMs: number,
   chunksSent: number,
+  fault: ChosenFault | undefined,
 ): EpisodeCall {
   const s = ending.status;
   // A complete literal, not create(): see render-reply.ts.
@@ -164,6 +166,7 @@ function record(
     streamBreak: ending.streamBreak ?? StreamBreak.UNSPECIFIED,
     startMs: BigInt(startMs),
     endMs: BigInt(endMs),
+    fault: fault && { $typeName: "modelstub.v1.AppliedFault", rule: fault.rule, kind: fault.fault.kind, roll: fault.roll },
   };
   return call;
 }

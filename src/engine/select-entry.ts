@@ -44,8 +44,11 @@ function findList(session: Session, stepId: string): CompiledList | CallStatus {
  * fail (FAILED_PRECONDITION), repeat-last (the last entry never runs out), or cycle (all entries
  * get their uses back). When entries are left but none matches, the call misses (NOT_FOUND)
  * and the message names the nearest candidates.
+ *
+ * With `consume` false it only looks: the entry that would answer, its use not counted (a fault
+ * plan's break streams the reply the script would give, and its retry gets the same reply).
  */
-export function selectEntry(session: Session, stepId: string, view: RequestView): Selection {
+export function selectEntry(session: Session, stepId: string, view: RequestView, consume = true): Selection {
   const found = findList(session, stepId);
   if (!("entries" in found)) return { status: found };
   const list = found;
@@ -58,17 +61,20 @@ export function selectEntry(session: Session, stepId: string, view: RequestView)
     for (let i = 0; i < entries.length; i++) {
       const e = entries[i]!;
       const limit = repeatLast && i === lastIndex ? Infinity : e.limit;
-      if (cursor.used[i]! >= limit) continue;
+      // The second attempt comes after a cycle gave every entry its uses back.
+      if ((attempt === 0 ? cursor.used[i]! : 0) >= limit) continue;
       anyLeft = true;
       const captures = e.matcher ? e.matcher.test(view) : [];
       if (captures === null) continue;
-      cursor.used[i]!++;
-      cursor.served++;
+      if (consume) {
+        cursor.used[i]!++;
+        cursor.served++;
+      }
       return { entry: e, captures: captures.length === 0 ? null : (captures as RegExpExecArray) };
     }
     if (anyLeft) break;
     if (list.onExhausted === "cycle" && entries.length > 0 && attempt === 0) {
-      cursor.used.fill(0);
+      if (consume) cursor.used.fill(0);
       continue;
     }
     return {

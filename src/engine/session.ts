@@ -1,5 +1,7 @@
-import type { CallStatus, CompiledList, CompiledScript } from "../script/compiled-script.js";
+import type { CallStatus, CompiledFaultPlan, CompiledList, CompiledScript } from "../script/compiled-script.js";
 import { ByteArena } from "./byte-arena.js";
+import { FaultState } from "./choose-fault.js";
+import type { PlanIdentity } from "./encode-episode.js";
 
 /** How far a session has got through one list: uses per entry. */
 export interface ListCursor {
@@ -34,6 +36,12 @@ export class EpisodeJournal {
   /** Where the encoded calls' bytes are kept: they live and die with this journal. */
   readonly arena = new ByteArena();
   private onIdle: (() => void) | undefined;
+  /** Where the episode stands in its fault plan; undefined when it runs under none. */
+  readonly faults: FaultState | undefined;
+
+  constructor(plan?: CompiledFaultPlan) {
+    this.faults = plan ? new FaultState(plan) : undefined;
+  }
 
   /** Records call `sequence` (1-based) as its encoded bytes, and counts them. */
   record(sequence: number, call: Uint8Array): void {
@@ -60,6 +68,12 @@ export class EpisodeJournal {
     });
   }
 
+  /** The plan this episode runs under, as its Episode records it; undefined for none. */
+  planIdentity(): PlanIdentity | undefined {
+    const plan = this.faults?.plan;
+    return plan && { name: plan.name, digest: plan.digest, seed: plan.chaos?.seed };
+  }
+
   /** The recorded calls, in sequence order (calls still in flight are left out). */
   recorded(): Uint8Array[] {
     return this.calls.filter((c): c is Uint8Array => c !== undefined);
@@ -73,7 +87,7 @@ export class EpisodeJournal {
 export class Session {
   private cursors = new Map<string, ListCursor>();
   /** The open episode: calls starting now record into it. */
-  episode = new EpisodeJournal();
+  episode: EpisodeJournal;
   /**
    * The episodes this session is closing, chained: each close waits for the one before, so
    * closed episodes leave the session (to onEpisodeClosed, to disk) in the order they closed.
@@ -88,7 +102,9 @@ export class Session {
   constructor(
     readonly name: string,
     public script: CompiledScript,
-  ) {}
+  ) {
+    this.episode = new EpisodeJournal(script.faults);
+  }
 
   /** The cursor of a list, created on first use. */
   cursor(list: CompiledList): ListCursor {
@@ -107,13 +123,15 @@ export class Session {
 
   /**
    * Rewinds cursors and opens a new episode at once; returns the closed one. Its calls still
-   * running go on recording into it: the caller cuts them off and waits for them.
+   * running go on recording into it: the caller cuts them off and waits for them. The new
+   * episode runs under `plan`: by default the script's own (its `faults:`), so a reset clears a
+   * plan set on the session (SetFaultPlan) and brings back the script's.
    */
-  reset(script = this.script): EpisodeJournal {
+  reset(script = this.script, plan = script.faults): EpisodeJournal {
     const closed = this.episode;
     this.script = script;
     this.cursors.clear();
-    this.episode = new EpisodeJournal();
+    this.episode = new EpisodeJournal(plan);
     return closed;
   }
 }

@@ -1,4 +1,4 @@
-import type { CallStatus, EpisodeCall } from "../../gen/modelstub/v1/episode_pb.js";
+import type { AppliedFault, CallStatus, EpisodeCall } from "../../gen/modelstub/v1/episode_pb.js";
 import { delimitedSize, reserveLength, startSizing, startWriting } from "./proto-lengths.js";
 import { enumSize, int64Size, stringSize, uint32Size, unknownSize } from "./proto-size.js";
 import { writeDelimited, writeEnum, writeInt64, writeString, writeUint32, writeUnknown } from "./proto-write.js";
@@ -20,6 +20,10 @@ const CHUNKS_SENT = (11 << 3) | 0;
 const STREAM_BREAK = (12 << 3) | 0;
 const START_MS = (13 << 3) | 0;
 const END_MS = (14 << 3) | 0;
+const FAULT = (15 << 3) | 2;
+const RULE = (1 << 3) | 2;
+const KIND = (2 << 3) | 0;
+const ROLL = (3 << 3) | 0;
 const CODE = (1 << 3) | 0;
 const MESSAGE = (2 << 3) | 2;
 const TRAILERS = (3 << 3) | 2;
@@ -47,6 +51,17 @@ function writeStatus(buf: Buffer, at: number, s: CallStatus): number {
   return writeUnknown(buf, at, s.$unknown);
 }
 
+function sizeFault(f: AppliedFault): number {
+  return stringSize(f.rule) + enumSize(f.kind) + uint32Size(f.roll) + unknownSize(f.$unknown);
+}
+
+function writeFault(buf: Buffer, at: number, f: AppliedFault): number {
+  at = writeString(buf, at, RULE, f.rule);
+  at = writeEnum(buf, at, KIND, f.kind);
+  at = writeUint32(buf, at, ROLL, f.roll);
+  return writeUnknown(buf, at, f.$unknown);
+}
+
 /** The sizing pass of an EpisodeCall: fields in number order, as writeEpisodeCall visits them. */
 function sizeEpisodeCall(c: EpisodeCall): number {
   let n = int64Size(c.sequence, false) + stringSize(c.session) + enumSize(c.method) + stringSize(c.stepId) + stringSize(c.entry);
@@ -56,6 +71,7 @@ function sizeEpisodeCall(c: EpisodeCall): number {
   if (c.response !== undefined) n += delimitedSize(reserveLength(), sizeResponse(c.response));
   if (c.usage !== undefined) n += delimitedSize(reserveLength(), sizeUsage(c.usage));
   n += uint32Size(c.chunksSent) + enumSize(c.streamBreak) + int64Size(c.startMs, false) + int64Size(c.endMs, false);
+  if (c.fault !== undefined) n += delimitedSize(reserveLength(), sizeFault(c.fault));
   return n + unknownSize(c.$unknown);
 }
 
@@ -95,6 +111,7 @@ export function writeEpisodeCall(c: EpisodeCall, alloc: (size: number) => Buffer
   at = writeEnum(buf, at, STREAM_BREAK, c.streamBreak);
   at = writeInt64(buf, at, START_MS, c.startMs, false);
   at = writeInt64(buf, at, END_MS, c.endMs, false);
+  if (c.fault !== undefined) at = writeFault(buf, writeDelimited(buf, at, FAULT), c.fault);
   writeUnknown(buf, at, c.$unknown);
   return { bytes: buf, response };
 }

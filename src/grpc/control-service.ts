@@ -10,12 +10,15 @@ import {
   LoadScriptResponseSchema,
   ResetSessionResponseSchema,
   SessionInfoSchema,
+  SetFaultPlanResponseSchema,
   UnusedEntrySchema,
   VerifySessionResponseSchema,
 } from "../../gen/modelstub/v1/control_pb.js";
 import { checkSessionName } from "../engine/check-session-name.js";
 import type { Stub } from "../engine/create-stub.js";
 import type { loadScriptText } from "../script/load-script.js";
+import type { loadFaultPlanText } from "../script/load-fault-plan.js";
+import { FaultPlanInfoSchema } from "../../gen/modelstub/v1/episode_pb.js";
 import { ScriptError } from "../script/script-error.js";
 import { Code } from "../shared/status-code.js";
 import { sameToken } from "../engine/same-token.js";
@@ -150,6 +153,13 @@ async function loadScriptLoader(): Promise<typeof loadScriptText> {
   return (scriptLoader ??= (await import("../script/load-script.js")).loadScriptText);
 }
 
+let planLoader: typeof loadFaultPlanText | undefined;
+
+/** The fault plan loader, imported on the first SetFaultPlan (as the script loader is). */
+async function loadPlanLoader(): Promise<typeof loadFaultPlanText> {
+  return (planLoader ??= (await import("../script/load-fault-plan.js")).loadFaultPlanText);
+}
+
 /**
  * ControlService handlers over a stub. An empty session field means `default`. With a `token`,
  * every call must carry `authorization: Bearer <token>`, else UNAUTHENTICATED.
@@ -165,6 +175,21 @@ export function controlServiceHandlers(stub: Stub, token?: string): UntypedServi
         return stub.loadScript(session, script).then(() => create(LoadScriptResponseSchema, { entries: script.entryCount }));
       };
       return scriptLoader ? load(scriptLoader) : loadScriptLoader().then(load);
+    }, token),
+    SetFaultPlan: unary((r) => {
+      const session = r.session!;
+      const load = (loadText: typeof loadFaultPlanText) => {
+        // Checked against the session's script first: an invalid plan throws here and changes nothing.
+        const plan = loadText(String(r["plan"] ?? ""), String(r["sourceName"] || `<fault plan for session ${session}>`), stub.scriptOf(session));
+        return stub.setFaultPlan(session, plan).then((closedCalls) =>
+          create(SetFaultPlanResponseSchema, {
+            plan: create(FaultPlanInfoSchema, { name: plan.name, digest: plan.digest, ...(plan.chaos ? { chaosSeed: plan.chaos.seed } : {}) }),
+            closedCalls,
+            rules: plan.rules.length,
+          }),
+        );
+      };
+      return planLoader ? load(planLoader) : loadPlanLoader().then(load);
     }, token),
     GetEpisode: unary((r) => {
       const episodeBinpb = stub.episodeBytes(r.session!);

@@ -4,6 +4,7 @@ import type { Stub } from "../engine/create-stub.js";
 import type { Verification } from "../engine/verify-session.js";
 import { ModelCallError } from "../port/model-port.js";
 import { compileSource, type ScriptSource } from "./script-source.js";
+import { compilePlanSource, type FaultPlanSource } from "./fault-plan-source.js";
 
 /** One session the server keeps, as ListSessions reports it. */
 export interface SessionSummary {
@@ -30,6 +31,16 @@ export interface StubControl {
    * @param file the name diagnostics give the script (default `<script for session NAME>`)
    */
   loadScript(session: string, script: ScriptSource, file?: string): Promise<{ entries: number }>;
+  /**
+   * Sets the session's fault plan (docs/faults.md) and starts it afresh, as SetFaultPlan does:
+   * its episode closes as on reset, and the plan counts calls from the new episode's first.
+   * `plan` is YAML or JSON text, a plan object, or a plan loadFaultPlan() compiled. Rejects with
+   * a ScriptError when the plan is not valid or names a step the session's script lacks; the
+   * session then keeps its plan. reset() and loadScript() bring back the script's own plan.
+   * Resolves with the closed episode's calls.
+   * @param file the name diagnostics give the plan (default `<fault plan for session NAME>`)
+   */
+  setFaultPlan(session: string, plan: FaultPlanSource, file?: string): Promise<number>;
   /** The session's open episode, decoded. */
   episode(session: string): Episode;
   /**
@@ -74,6 +85,11 @@ export function createStubControl(stub: Stub): StubControl {
       const compiled = compileSource(script, file ?? `<script for session ${session}>`);
       await stub.loadScript(session, compiled).catch((err: unknown) => Promise.reject(asCallError(err)));
       return { entries: compiled.entryCount };
+    },
+    async setFaultPlan(session, plan, file) {
+      checked(session);
+      const compiled = compilePlanSource(plan, file ?? `<fault plan for session ${session}>`, stub.scriptOf(session));
+      return stub.setFaultPlan(session, compiled).catch((err: unknown) => Promise.reject(asCallError(err)));
     },
     episode: (session) => stub.episode(checked(session)),
     episodeBytes: (session) => stub.episodeBytes(checked(session)),

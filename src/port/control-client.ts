@@ -24,7 +24,7 @@ export interface ExportedEpisode {
 
 /** A promise-returning ControlService client: `call("GetEpisode", {session})`. */
 export interface ControlClient {
-  call<T = unknown>(method: "LoadScript" | "GetEpisode" | "ResetSession" | "DeleteSession" | "VerifySession" | "ListSessions", request: object, options?: { timeoutMs?: number }): Promise<T>;
+  call<T = unknown>(method: "LoadScript" | "SetFaultPlan" | "GetEpisode" | "ResetSession" | "DeleteSession" | "VerifySession" | "ListSessions", request: object, options?: { timeoutMs?: number }): Promise<T>;
   /**
    * Fetches a session's episode bytes through the streamed ExportEpisode and reassembles them,
    * checking the total the server announced: works for an episode of any size with the default

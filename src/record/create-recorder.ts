@@ -26,6 +26,7 @@ export interface Recorder {
 const afterwards: Record<EpisodeCloseReason | "shutdown", string> = {
   reset: "the session has a new episode all the same",
   reload: "the session has its new script and a new episode all the same",
+  faults: "the session has its new fault plan and a new episode all the same",
   delete: "the session is deleted all the same",
   evict: "the session is evicted all the same",
   shutdown: "the server is shutting down",

@@ -18,7 +18,8 @@ const finishReasons: Record<string, FinishReason> = {
   content_filter: FinishReason.CONTENT_FILTER,
 };
 
-function compileStatus(e: ErrorInput, fallback: string): CallStatus {
+/** A status from the script form; `fallback` is the message when it gives none. */
+export function compileStatus(e: ErrorInput, fallback: string): CallStatus {
   const code = typeof e.code === "number" ? e.code : Code[e.code as CodeName];
   return { code, message: e.message ?? fallback, trailers: Object.entries(e.trailers ?? {}).map(([k, v]) => [k, k.endsWith("-bin") ? canonicalBase64(v) : v] as const) };
 }

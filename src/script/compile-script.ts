@@ -4,6 +4,8 @@ import type { Chunking, CompiledEntry, CompiledList, CompiledScript, DeclaredMod
 import { compileChunking, compileLatency } from "./compile-latency.js";
 import { compileEntry } from "./compile-entry.js";
 import type { Report } from "./report.js";
+import { compileFaultPlan } from "./compile-fault-plan.js";
+import { checkPlanSteps } from "./check-plan-steps.js";
 
 function compileList(
   list: ListInput,
@@ -67,7 +69,7 @@ export function compileScript(input: ScriptInput, source: string, report: Report
   });
   let entryCount = 0;
   for (const l of lists.values()) entryCount += l.entries.length;
-  return {
+  const script: CompiledScript = {
     name: input.name ?? source,
     source,
     models,
@@ -75,4 +77,9 @@ export function compileScript(input: ScriptInput, source: string, report: Report
     lists,
     entryCount,
   };
+  if (input.faults !== undefined) {
+    script.faults = compileFaultPlan(input.faults, ["faults"], script.name, report);
+    for (const p of checkPlanSteps(script.faults, script)) report(["faults", ...p.path], p.message, p.hint);
+  }
+  return script;
 }

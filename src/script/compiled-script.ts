@@ -3,6 +3,7 @@
  * The engine imports these types and nothing else of src/script, so it runs any script the
  * compiler hands it (or a test builds by hand) without knowing how text became one.
  */
+import type { FaultKind } from "../../gen/modelstub/v1/episode_pb.js";
 import type { FinishReason } from "../../gen/modelstub/v1/model_pb.js";
 import type { Chunking } from "../shared/split-chunks.js";
 import type { ScriptRegex } from "./compile-regex.js";
@@ -139,6 +140,67 @@ export interface DeclaredModel {
   completionPrice: string;
 }
 
+/** What a fault does to a call: end it (error, timeout, hang), break its stream, or let it answer. */
+export type FaultAction =
+  | { kind: "error"; status: CallStatus }
+  | { kind: "timeout" }
+  | { kind: "hang" }
+  | { kind: "break"; brk: CompiledBreak }
+  | { kind: "answer" };
+
+/** A fault ready to apply: its action, and the latency it declares in place of the entry's. */
+export interface CompiledFault {
+  action: FaultAction;
+  /**
+   * The fault's own waits, in place of the entry's; a wait it leaves undefined keeps the entry's
+   * (answer, break) or is 0 (error, timeout, hang, which answer before any entry).
+   */
+  latency: { firstByteMs: number | undefined; perChunkMs: number | undefined } | undefined;
+  /** What the episode records it as. */
+  kind: FaultKind;
+}
+
+/** Where a rule strikes. Counting is per episode, in call-sequence order. */
+export type FaultPoint =
+  | { kind: "call"; call: number }
+  | { kind: "step"; step: string; occurrence: number }
+  | { kind: "match"; matcher: Matcher; occurrence: number };
+
+export interface CompiledFaultRule {
+  /** `rules[2]`: what the episode records. */
+  ref: string;
+  at: FaultPoint;
+  fault: CompiledFault;
+}
+
+/** Chaos from a seed; the draws are specified in src/shared/chaos-draw.ts and docs/faults.md. */
+export interface CompiledChaos {
+  seed: bigint;
+  /** Parts per million per kind, in the order error, timeout, hang, break, latency. */
+  ppm: readonly number[];
+  /** The faults each kind applies, in the same order; error is picked from `errors` by the second draw. */
+  errors: readonly CompiledFault[];
+  timeout: CompiledFault;
+  hang: CompiledFault;
+  break: CompiledFault;
+  latency: CompiledFault;
+  /** Faults per episode at most; Infinity without a budget. */
+  budget: number;
+  /** Step ids in scope; undefined for every step. */
+  steps: ReadonlySet<string> | undefined;
+  /** Methods in scope; undefined for both. */
+  methods: ReadonlySet<"generate" | "stream"> | undefined;
+}
+
+/** A fault plan ready to apply: rules, or chaos (never both). */
+export interface CompiledFaultPlan {
+  name: string;
+  /** Lowercase hex SHA-256 of the plan's canonical JSON. */
+  digest: string;
+  rules: readonly CompiledFaultRule[];
+  chaos: CompiledChaos | undefined;
+}
+
 /** A script ready to serve: validated, with every matcher, template and latency prepared. */
 export interface CompiledScript {
   name: string;
@@ -148,4 +210,6 @@ export interface CompiledScript {
   defaultModel: string;
   lists: ReadonlyMap<string, CompiledList>;
   entryCount: number;
+  /** The script's `faults:` section: the plan every session starts with. */
+  faults?: CompiledFaultPlan | undefined;
 }

@@ -1,4 +1,5 @@
 import { open } from "node:fs/promises";
+import type { z } from "zod";
 import { isScalar, LineCounter, parseDocument } from "yaml";
 import { checkAliases, findTooDeep } from "./check-structure.js";
 import { compileScript } from "./compile-script.js";
@@ -83,6 +84,20 @@ export function loadScriptText(text: string, file: string): CompiledScript {
 
 /** A script text as the schema validated it (what compileScript takes), and how to place a problem. */
 function validateScript(text: string, file: string): { input: ScriptInput; toIssue: (p: PathIssue) => ScriptIssue } {
+  return validateText(text, file, ScriptSchema, { message: "the script is empty", hint: "a script is a mapping with `entries:` (a list of replies) or `steps:`" });
+}
+
+/**
+ * A YAML or JSON text as `schema` validated it, and how to place a problem at a path: every
+ * check and diagnostic a script gets (size, control characters, YAML and JSON syntax, depth,
+ * aliases, zod issues with line, column and a hint). Fault plan files are read through it too.
+ */
+export function validateText<S extends z.ZodType>(
+  text: string,
+  file: string,
+  schema: S,
+  empty: { message: string; hint: string },
+): { input: z.output<S>; toIssue: (p: PathIssue) => ScriptIssue } {
   // Before parsing, which costs about a second per MiB and 100 times the script in memory.
   const tooBig = sizeIssue(Buffer.byteLength(text, "utf8"), file);
   if (tooBig) throw new ScriptError([tooBig]);
@@ -133,7 +148,7 @@ function validateScript(text: string, file: string): { input: ScriptInput; toIss
     throw new ScriptError(sortIssues(issues));
   }
   if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) {
-    throw new ScriptError([issue(0, [], "the script is empty", "a script is a mapping with `entries:` (a list of replies) or `steps:`")]);
+    throw new ScriptError([issue(0, [], empty.message, empty.hint)]);
   }
   // Before toJS, which would turn such a key into a text, and print a Node warning doing so.
   if (collectionKeys.length > 0) throw new ScriptError(sortIssues(keyIssues(collectionKeys)));
@@ -145,9 +160,9 @@ function validateScript(text: string, file: string): { input: ScriptInput; toIss
   const aliasProblems = checkAliases(doc);
   if (aliasProblems.length > 0) throw new ScriptError(sortIssues(aliasProblems.map((p) => issue(p.offset, pathAt(doc, p.offset), p.message, p.hint))));
   const input: unknown = doc.toJS({ maxAliasCount: -1 });
-  const parsed = ScriptSchema.safeParse(input);
+  const parsed = schema.safeParse(input);
   if (!parsed.success) {
-    throw new ScriptError(sortIssues(explainZodIssues(parsed.error.issues, input, ScriptSchema).map(toIssue)));
+    throw new ScriptError(sortIssues(explainZodIssues(parsed.error.issues, input, schema).map(toIssue)));
   }
   return { input: parsed.data, toIssue };
 }
@@ -169,7 +184,7 @@ function loadScript(text: string, file: string): CompiledScript {
   return script;
 }
 
-function sortIssues(issues: ScriptIssue[]): ScriptIssue[] {
+export function sortIssues(issues: ScriptIssue[]): ScriptIssue[] {
   // File order, so the list reads top to bottom; sort is stable for issues at one place.
   return issues.sort((a, b) => a.line - b.line || a.column - b.column);
 }
@@ -178,7 +193,7 @@ function sortIssues(issues: ScriptIssue[]): ScriptIssue[] {
  * Reads at most maxScriptBytes of a file: a file too big is refused by its size, unread, and one
  * that keeps going past the limit (a pipe, /dev/zero, a file still growing) once it passes it.
  */
-async function readScriptFile(path: string): Promise<string> {
+export async function readScriptFile(path: string): Promise<string> {
   const file = await open(path, "r");
   try {
     const tooBig = sizeIssue((await file.stat()).size, path);

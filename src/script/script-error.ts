@@ -54,7 +54,7 @@ const wireBytes = (s: string) => encodeURI(s).length;
  */
 export function formatIssues(issues: readonly ScriptIssue[]): string[] {
   const lines: string[] = [];
-  // Room for the prefix, the newlines and the closing count line.
+  // Room for the prefix (a fault plan's is 4 bytes longer), the newlines and the closing count line.
   let budget = maxScriptErrorBytes - wireBytes(prefix) - 150;
   for (const issue of issues.slice(0, maxIssuesShown)) {
     const line = formatIssue(issue);
@@ -75,14 +75,18 @@ export function formatIssues(issues: readonly ScriptIssue[]): string[] {
  * A script that cannot be served. One error class with a stable code, in nock's manner: callers
  * branch on `code`, people read `message`, tools read `issues` (every one, uncapped). `lines` is
  * what a person sees, capped (formatIssues): `modelstub validate` prints them, and the message
- * (what `serve` and LoadScript show) is them after "cannot load script ".
+ * (what `serve` and LoadScript show) is them after "cannot load script " (a fault plan's:
+ * "cannot load fault plan ", read by the same loader: `what`).
  */
 export class ScriptError extends Error {
   readonly code = "ERR_MODELSTUB_SCRIPT";
   readonly lines: readonly string[];
-  constructor(readonly issues: readonly ScriptIssue[]) {
+  constructor(
+    readonly issues: readonly ScriptIssue[],
+    readonly what: "script" | "fault plan" = "script",
+  ) {
     const lines = formatIssues(issues);
-    super(`${prefix}${lines.length > 0 ? lines.join("\n") : "(no details)"}`);
+    super(`cannot load ${what} ${lines.length > 0 ? lines.join("\n") : "(no details)"}`);
     this.lines = lines;
     this.name = "ScriptError";
   }

@@ -37,8 +37,8 @@ describe("docs/cli.md, the CLI reference", { timeout: 60_000 }, () => {
   it("names every session subcommand that `modelstub session --help` lists", async () => {
     const page = await readFile(join(repoRoot, "docs/cli.md"), "utf8");
     const help = (await runCli(["session", "--help"])).stdout;
-    const subcommands = [...help.matchAll(/^ {2}(list|load|reset|verify|delete)\b/gm)].map((m) => m[1]!);
-    expect(subcommands).toEqual(["list", "load", "reset", "verify", "delete"]);
+    const subcommands = [...help.matchAll(/^ {2}(list|load|faults|reset|verify|delete)\b/gm)].map((m) => m[1]!);
+    expect(subcommands).toEqual(["list", "load", "faults", "reset", "verify", "delete"]);
     for (const s of subcommands) expect(section(page, "session")).toContain(`| \`session ${s}`);
   });
 });

@@ -59,6 +59,40 @@ describe("modelstub session", { timeout: 60_000 }, () => {
     expect(load.stderr).toMatch(/^modelstub session load: the server answered RESOURCE_EXHAUSTED: .+/);
   });
 
+  it("sets a fault plan on a session, which its next call meets, and prints what it set", async () => {
+    const file = join(dir, "first-call-fails.yaml");
+    await writeFile(file, "name: first-call-fails\nrules:\n  - at: { call: 1 }\n    error: { code: UNAVAILABLE, message: planned outage }\n");
+    await session("load", "faulty", join(dir, "two.yaml"));
+    const set = await session("faults", "faulty", file);
+    expect(set.code).toBe(0);
+    expect(set.stdout).toMatch(/^session "faulty": fault plan "first-call-fails" set \(1 rule; digest [0-9a-f]{12}\); the episode it closed holds 0 calls\n$/);
+    const port = createGrpcPort(server.address);
+    const first = await port.generate(userRequest("a"), { session: "faulty" }).catch((e: Error) => e.message);
+    const second = await port.generate(userRequest("b"), { session: "faulty" });
+    port.close();
+    expect([first, second.message?.content]).toEqual(["14: planned outage", "one"]);
+    const json = JSON.parse((await session("faults", "faulty", file, "--json")).stdout) as { closed_calls: number; plan: { name: string } };
+    expect([json.closed_calls, json.plan.name]).toEqual([2, "first-call-fails"]);
+  });
+
+  it("checks a fault plan before sending it: a bad one prints its problems, exits 1 and changes nothing", async () => {
+    const file = join(dir, "bad-plan.yaml");
+    await writeFile(file, "rules:\n  - at: { cal: 1 }\n    timeout: true\n");
+    const set = await session("faults", "never-faulted", file);
+    expect(set.code).toBe(1);
+    expect(set.stderr).toContain(`${file}:2:`);
+    expect(set.stderr).toContain("unknown key `cal`");
+    expect((await session("list")).stdout).not.toContain("never-faulted");
+  });
+
+  it("prints the server's refusal and exits 3 for a plan naming a step the script lacks", async () => {
+    const file = join(dir, "wrong-step.yaml");
+    await writeFile(file, "rules: [{ at: { step: plan }, hang: true }]\n");
+    const set = await session("faults", "stepless", file);
+    expect(set.code).toBe(3);
+    expect(set.stderr).toMatch(/^modelstub session faults: the server answered INVALID_ARGUMENT: .*has no step "plan"/);
+  });
+
   it("exits 4 from verify listing the entries a session left unused, and 0 once they are used", async () => {
     await session("load", "checked", join(dir, "two.yaml"));
     const before = await session("verify", "checked");

@@ -2,9 +2,11 @@ import { create, toBinary, type UnknownField } from "@bufbuild/protobuf";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { describe, expect, it } from "vitest";
 import {
+  AppliedFaultSchema,
   CallMethod,
   CallStatusSchema,
   EpisodeCallSchema,
+  FaultKind,
   MetadataEntrySchema,
   Outcome,
   StreamBreak,
@@ -53,8 +55,11 @@ const calls: EpisodeCall[] = [
       streamBreak: StreamBreak.DROP,
       startMs: 30_000n,
       endMs: 2n ** 40n,
+      fault: { rule: "rules[3]", kind: FaultKind.BREAK },
     });
   })(),
+  create(EpisodeCallSchema, { sequence: 7n, session: "s", outcome: Outcome.ERROR, fault: { rule: "chaos", kind: FaultKind.ERROR, roll: 999_999 } }),
+  create(EpisodeCallSchema, { sequence: 8n, session: "s", outcome: Outcome.OK, fault: {} }),
 ];
 
 describe("an episode call's bytes", () => {
@@ -210,6 +215,7 @@ function randomCall(): EpisodeCall {
       streamBreak: enumValue(4),
       startMs: uint64(),
       endMs: uint64(),
+      fault: chance(0.3) ? withUnknown(create(AppliedFaultSchema, { rule: text(), kind: enumValue(7), roll: uint32() })) : undefined,
     }),
   );
 }

@@ -1,4 +1,4 @@
-# Shared by run.sh, snippets.sh and grpcurl.sh (sourced, not run): a scratch folder removed on
+# Shared by run.sh, snippets.sh, grpcurl.sh and faults.sh (sourced, not run): a scratch folder removed on
 # exit together with any server still running, pass/fail counters, and a modelstub server.
 #
 #   interop_setup NAME [LABEL]   WORK=a fresh folder; ok/bad lines start with LABEL

@@ -4,7 +4,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Episode } from "./episode_pb.js";
+import type { Episode, FaultPlanInfo } from "./episode_pb.js";
 import { file_modelstub_v1_episode } from "./episode_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file modelstub/v1/control.proto.
  */
 export const file_modelstub_v1_control: GenFile = /*@__PURE__*/
-  fileDesc("Chptb2RlbHN0dWIvdjEvY29udHJvbC5wcm90bxIMbW9kZWxzdHViLnYxIkkKEUxvYWRTY3JpcHRSZXF1ZXN0Eg8KB3Nlc3Npb24YASABKAkSDgoGc2NyaXB0GAIgASgJEhMKC3NvdXJjZV9uYW1lGAMgASgJIiUKEkxvYWRTY3JpcHRSZXNwb25zZRIPCgdlbnRyaWVzGAEgASgNIjgKEUdldEVwaXNvZGVSZXF1ZXN0Eg8KB3Nlc3Npb24YASABKAkSEgoKYnl0ZXNfb25seRgCIAEoCCJTChJHZXRFcGlzb2RlUmVzcG9uc2USJgoHZXBpc29kZRgBIAEoCzIVLm1vZGVsc3R1Yi52MS5FcGlzb2RlEhUKDWVwaXNvZGVfYmlucGIYAiABKAwiJwoURXhwb3J0RXBpc29kZVJlcXVlc3QSDwoHc2Vzc2lvbhgBIAEoCSJKChVFeHBvcnRFcGlzb2RlUmVzcG9uc2USDQoFY2h1bmsYASABKAwSEwoLdG90YWxfYnl0ZXMYAiABKA0SDQoFY2FsbHMYAyABKA0iJgoTUmVzZXRTZXNzaW9uUmVxdWVzdBIPCgdzZXNzaW9uGAEgASgJIiUKFFJlc2V0U2Vzc2lvblJlc3BvbnNlEg0KBWNhbGxzGAEgASgNIicKFERlbGV0ZVNlc3Npb25SZXF1ZXN0Eg8KB3Nlc3Npb24YASABKAkiJgoVRGVsZXRlU2Vzc2lvblJlc3BvbnNlEg0KBWNhbGxzGAEgASgNIicKFFZlcmlmeVNlc3Npb25SZXF1ZXN0Eg8KB3Nlc3Npb24YASABKAkiQAoLVW51c2VkRW50cnkSDQoFZW50cnkYASABKAkSEQoJcmVtYWluaW5nGAIgASgNEg8KB3N1bW1hcnkYAyABKAkiZgoVVmVyaWZ5U2Vzc2lvblJlc3BvbnNlEhEKCXNhdGlzZmllZBgBIAEoCBIpCgZ1bnVzZWQYAiADKAsyGS5tb2RlbHN0dWIudjEuVW51c2VkRW50cnkSDwoHbWVzc2FnZRgDIAEoCSIVChNMaXN0U2Vzc2lvbnNSZXF1ZXN0IlAKC1Nlc3Npb25JbmZvEgwKBG5hbWUYASABKAkSDQoFY2FsbHMYAiABKA0SEwoLc2NyaXB0X25hbWUYAyABKAkSDwoHcnVubmluZxgEIAEoDSJDChRMaXN0U2Vzc2lvbnNSZXNwb25zZRIrCghzZXNzaW9ucxgBIAMoCzIZLm1vZGVsc3R1Yi52MS5TZXNzaW9uSW5mbzLwBAoOQ29udHJvbFNlcnZpY2USTwoKTG9hZFNjcmlwdBIfLm1vZGVsc3R1Yi52MS5Mb2FkU2NyaXB0UmVxdWVzdBogLm1vZGVsc3R1Yi52MS5Mb2FkU2NyaXB0UmVzcG9uc2USTwoKR2V0RXBpc29kZRIfLm1vZGVsc3R1Yi52MS5HZXRFcGlzb2RlUmVxdWVzdBogLm1vZGVsc3R1Yi52MS5HZXRFcGlzb2RlUmVzcG9uc2USWgoNRXhwb3J0RXBpc29kZRIiLm1vZGVsc3R1Yi52MS5FeHBvcnRFcGlzb2RlUmVxdWVzdBojLm1vZGVsc3R1Yi52MS5FeHBvcnRFcGlzb2RlUmVzcG9uc2UwARJVCgxSZXNldFNlc3Npb24SIS5tb2RlbHN0dWIudjEuUmVzZXRTZXNzaW9uUmVxdWVzdBoiLm1vZGVsc3R1Yi52MS5SZXNldFNlc3Npb25SZXNwb25zZRJYCg1EZWxldGVTZXNzaW9uEiIubW9kZWxzdHViLnYxLkRlbGV0ZVNlc3Npb25SZXF1ZXN0GiMubW9kZWxzdHViLnYxLkRlbGV0ZVNlc3Npb25SZXNwb25zZRJYCg1WZXJpZnlTZXNzaW9uEiIubW9kZWxzdHViLnYxLlZlcmlmeVNlc3Npb25SZXF1ZXN0GiMubW9kZWxzdHViLnYxLlZlcmlmeVNlc3Npb25SZXNwb25zZRJVCgxMaXN0U2Vzc2lvbnMSIS5tb2RlbHN0dWIudjEuTGlzdFNlc3Npb25zUmVxdWVzdBoiLm1vZGVsc3R1Yi52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZWIGcHJvdG8z", [file_modelstub_v1_episode]);
+  fileDesc("Chptb2RlbHN0dWIvdjEvY29udHJvbC5wcm90bxIMbW9kZWxzdHViLnYxIkkKEUxvYWRTY3JpcHRSZXF1ZXN0Eg8KB3Nlc3Npb24YASABKAkSDgoGc2NyaXB0GAIgASgJEhMKC3NvdXJjZV9uYW1lGAMgASgJIiUKEkxvYWRTY3JpcHRSZXNwb25zZRIPCgdlbnRyaWVzGAEgASgNIjgKEUdldEVwaXNvZGVSZXF1ZXN0Eg8KB3Nlc3Npb24YASABKAkSEgoKYnl0ZXNfb25seRgCIAEoCCJTChJHZXRFcGlzb2RlUmVzcG9uc2USJgoHZXBpc29kZRgBIAEoCzIVLm1vZGVsc3R1Yi52MS5FcGlzb2RlEhUKDWVwaXNvZGVfYmlucGIYAiABKAwiJwoURXhwb3J0RXBpc29kZVJlcXVlc3QSDwoHc2Vzc2lvbhgBIAEoCSJKChVFeHBvcnRFcGlzb2RlUmVzcG9uc2USDQoFY2h1bmsYASABKAwSEwoLdG90YWxfYnl0ZXMYAiABKA0SDQoFY2FsbHMYAyABKA0iJgoTUmVzZXRTZXNzaW9uUmVxdWVzdBIPCgdzZXNzaW9uGAEgASgJIiUKFFJlc2V0U2Vzc2lvblJlc3BvbnNlEg0KBWNhbGxzGAEgASgNIicKFERlbGV0ZVNlc3Npb25SZXF1ZXN0Eg8KB3Nlc3Npb24YASABKAkiJgoVRGVsZXRlU2Vzc2lvblJlc3BvbnNlEg0KBWNhbGxzGAEgASgNIicKFFZlcmlmeVNlc3Npb25SZXF1ZXN0Eg8KB3Nlc3Npb24YASABKAkiQAoLVW51c2VkRW50cnkSDQoFZW50cnkYASABKAkSEQoJcmVtYWluaW5nGAIgASgNEg8KB3N1bW1hcnkYAyABKAkiZgoVVmVyaWZ5U2Vzc2lvblJlc3BvbnNlEhEKCXNhdGlzZmllZBgBIAEoCBIpCgZ1bnVzZWQYAiADKAsyGS5tb2RlbHN0dWIudjEuVW51c2VkRW50cnkSDwoHbWVzc2FnZRgDIAEoCSIVChNMaXN0U2Vzc2lvbnNSZXF1ZXN0IlAKC1Nlc3Npb25JbmZvEgwKBG5hbWUYASABKAkSDQoFY2FsbHMYAiABKA0SEwoLc2NyaXB0X25hbWUYAyABKAkSDwoHcnVubmluZxgEIAEoDSJDChRMaXN0U2Vzc2lvbnNSZXNwb25zZRIrCghzZXNzaW9ucxgBIAMoCzIZLm1vZGVsc3R1Yi52MS5TZXNzaW9uSW5mbyJJChNTZXRGYXVsdFBsYW5SZXF1ZXN0Eg8KB3Nlc3Npb24YASABKAkSDAoEcGxhbhgCIAEoCRITCgtzb3VyY2VfbmFtZRgDIAEoCSJmChRTZXRGYXVsdFBsYW5SZXNwb25zZRIpCgRwbGFuGAEgASgLMhsubW9kZWxzdHViLnYxLkZhdWx0UGxhbkluZm8SFAoMY2xvc2VkX2NhbGxzGAIgASgNEg0KBXJ1bGVzGAMgASgNMscFCg5Db250cm9sU2VydmljZRJPCgpMb2FkU2NyaXB0Eh8ubW9kZWxzdHViLnYxLkxvYWRTY3JpcHRSZXF1ZXN0GiAubW9kZWxzdHViLnYxLkxvYWRTY3JpcHRSZXNwb25zZRJPCgpHZXRFcGlzb2RlEh8ubW9kZWxzdHViLnYxLkdldEVwaXNvZGVSZXF1ZXN0GiAubW9kZWxzdHViLnYxLkdldEVwaXNvZGVSZXNwb25zZRJaCg1FeHBvcnRFcGlzb2RlEiIubW9kZWxzdHViLnYxLkV4cG9ydEVwaXNvZGVSZXF1ZXN0GiMubW9kZWxzdHViLnYxLkV4cG9ydEVwaXNvZGVSZXNwb25zZTABElUKDFJlc2V0U2Vzc2lvbhIhLm1vZGVsc3R1Yi52MS5SZXNldFNlc3Npb25SZXF1ZXN0GiIubW9kZWxzdHViLnYxLlJlc2V0U2Vzc2lvblJlc3BvbnNlElgKDURlbGV0ZVNlc3Npb24SIi5tb2RlbHN0dWIudjEuRGVsZXRlU2Vzc2lvblJlcXVlc3QaIy5tb2RlbHN0dWIudjEuRGVsZXRlU2Vzc2lvblJlc3BvbnNlElgKDVZlcmlmeVNlc3Npb24SIi5tb2RlbHN0dWIudjEuVmVyaWZ5U2Vzc2lvblJlcXVlc3QaIy5tb2RlbHN0dWIudjEuVmVyaWZ5U2Vzc2lvblJlc3BvbnNlElUKDExpc3RTZXNzaW9ucxIhLm1vZGVsc3R1Yi52MS5MaXN0U2Vzc2lvbnNSZXF1ZXN0GiIubW9kZWxzdHViLnYxLkxpc3RTZXNzaW9uc1Jlc3BvbnNlElUKDFNldEZhdWx0UGxhbhIhLm1vZGVsc3R1Yi52MS5TZXRGYXVsdFBsYW5SZXF1ZXN0GiIubW9kZWxzdHViLnYxLlNldEZhdWx0UGxhblJlc3BvbnNlYgZwcm90bzM", [file_modelstub_v1_episode]);
 
 /**
  * @generated from message modelstub.v1.LoadScriptRequest
@@ -389,6 +389,71 @@ export const ListSessionsResponseSchema: GenMessage<ListSessionsResponse> = /*@_
   messageDesc(file_modelstub_v1_control, 15);
 
 /**
+ * @generated from message modelstub.v1.SetFaultPlanRequest
+ */
+export type SetFaultPlanRequest = Message<"modelstub.v1.SetFaultPlanRequest"> & {
+  /**
+   * @generated from field: string session = 1;
+   */
+  session: string;
+
+  /**
+   * The plan text, YAML or JSON.
+   *
+   * @generated from field: string plan = 2;
+   */
+  plan: string;
+
+  /**
+   * A name for the plan in error messages, like "plans/unavailable-at-plan.yaml"; a plan with no
+   * `name:` is named after it (its base name without the extension).
+   *
+   * @generated from field: string source_name = 3;
+   */
+  sourceName: string;
+};
+
+/**
+ * Describes the message modelstub.v1.SetFaultPlanRequest.
+ * Use `create(SetFaultPlanRequestSchema)` to create a new message.
+ */
+export const SetFaultPlanRequestSchema: GenMessage<SetFaultPlanRequest> = /*@__PURE__*/
+  messageDesc(file_modelstub_v1_control, 16);
+
+/**
+ * @generated from message modelstub.v1.SetFaultPlanResponse
+ */
+export type SetFaultPlanResponse = Message<"modelstub.v1.SetFaultPlanResponse"> & {
+  /**
+   * The plan as the session's episodes will record it.
+   *
+   * @generated from field: modelstub.v1.FaultPlanInfo plan = 1;
+   */
+  plan?: FaultPlanInfo | undefined;
+
+  /**
+   * How many calls the episode it closed held.
+   *
+   * @generated from field: uint32 closed_calls = 2;
+   */
+  closedCalls: number;
+
+  /**
+   * How many rules the plan has (0 for chaos).
+   *
+   * @generated from field: uint32 rules = 3;
+   */
+  rules: number;
+};
+
+/**
+ * Describes the message modelstub.v1.SetFaultPlanResponse.
+ * Use `create(SetFaultPlanResponseSchema)` to create a new message.
+ */
+export const SetFaultPlanResponseSchema: GenMessage<SetFaultPlanResponse> = /*@__PURE__*/
+  messageDesc(file_modelstub_v1_control, 17);
+
+/**
  * ControlService manages sessions: their scripts, episodes and verification.
  *
  * @generated from service modelstub.v1.ControlService
@@ -475,6 +540,21 @@ export const ControlService: GenService<{
     methodKind: "unary";
     input: typeof ListSessionsRequestSchema;
     output: typeof ListSessionsResponseSchema;
+  },
+  /**
+   * SetFaultPlan sets a session's fault plan (docs/faults.md) and starts the session afresh on
+   * its script: its episode closes as on ResetSession, and the plan counts calls from the new
+   * episode's first. A plan that is not valid, or that names a step the session's script does
+   * not have, answers INVALID_ARGUMENT with every problem (file, line, field, fix) and changes
+   * nothing. ResetSession and LoadScript bring back the script's own plan (its `faults:`), or none;
+   * a plan of `rules: []` runs the session with no faults at all.
+   *
+   * @generated from rpc modelstub.v1.ControlService.SetFaultPlan
+   */
+  setFaultPlan: {
+    methodKind: "unary";
+    input: typeof SetFaultPlanRequestSchema;
+    output: typeof SetFaultPlanResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_modelstub_v1_control, 0);

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file modelstub/v1/episode.proto.
  */
 export const file_modelstub_v1_episode: GenFile = /*@__PURE__*/
-  fileDesc("Chptb2RlbHN0dWIvdjEvZXBpc29kZS5wcm90bxIMbW9kZWxzdHViLnYxIkQKB0VwaXNvZGUSDwoHc2Vzc2lvbhgBIAEoCRIoCgVjYWxscxgCIAMoCzIZLm1vZGVsc3R1Yi52MS5FcGlzb2RlQ2FsbCIrCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCSJaCgpDYWxsU3RhdHVzEgwKBGNvZGUYASABKA0SDwoHbWVzc2FnZRgCIAEoCRItCgh0cmFpbGVycxgDIAMoCzIbLm1vZGVsc3R1Yi52MS5NZXRhZGF0YUVudHJ5IroDCgtFcGlzb2RlQ2FsbBIQCghzZXF1ZW5jZRgBIAEoBBIPCgdzZXNzaW9uGAIgASgJEigKBm1ldGhvZBgDIAEoDjIYLm1vZGVsc3R1Yi52MS5DYWxsTWV0aG9kEg8KB3N0ZXBfaWQYBCABKAkSDQoFZW50cnkYBSABKAkSLgoHcmVxdWVzdBgGIAEoCzIdLm1vZGVsc3R1Yi52MS5HZW5lcmF0ZVJlcXVlc3QSJgoHb3V0Y29tZRgHIAEoDjIVLm1vZGVsc3R1Yi52MS5PdXRjb21lEigKBnN0YXR1cxgIIAEoCzIYLm1vZGVsc3R1Yi52MS5DYWxsU3RhdHVzEjAKCHJlc3BvbnNlGAkgASgLMh4ubW9kZWxzdHViLnYxLkdlbmVyYXRlUmVzcG9uc2USIgoFdXNhZ2UYCiABKAsyEy5tb2RlbHN0dWIudjEuVXNhZ2USEwoLY2h1bmtzX3NlbnQYCyABKA0SLwoMc3RyZWFtX2JyZWFrGAwgASgOMhkubW9kZWxzdHViLnYxLlN0cmVhbUJyZWFrEhAKCHN0YXJ0X21zGA0gASgEEg4KBmVuZF9tcxgOIAEoBCpkCgpDYWxsTWV0aG9kEhsKF0NBTExfTUVUSE9EX1VOU1BFQ0lGSUVEEAASGAoUQ0FMTF9NRVRIT0RfR0VORVJBVEUQARIfChtDQUxMX01FVEhPRF9HRU5FUkFURV9TVFJFQU0QAiqtAQoHT3V0Y29tZRIXChNPVVRDT01FX1VOU1BFQ0lGSUVEEAASDgoKT1VUQ09NRV9PSxABEhEKDU9VVENPTUVfRVJST1IQAhIVChFPVVRDT01FX1RJTUVEX09VVBADEh0KGU9VVENPTUVfREVBRExJTkVfRVhDRUVERUQQBBIVChFPVVRDT01FX0NBTkNFTExFRBAFEhkKFU9VVENPTUVfU1RSRUFNX0JST0tFThAGKnEKC1N0cmVhbUJyZWFrEhwKGFNUUkVBTV9CUkVBS19VTlNQRUNJRklFRBAAEhYKElNUUkVBTV9CUkVBS19FUlJPUhABEhUKEVNUUkVBTV9CUkVBS19IQU5HEAISFQoRU1RSRUFNX0JSRUFLX0RST1AQA2IGcHJvdG8z", [file_modelstub_v1_model]);
+  fileDesc("Chptb2RlbHN0dWIvdjEvZXBpc29kZS5wcm90bxIMbW9kZWxzdHViLnYxInUKB0VwaXNvZGUSDwoHc2Vzc2lvbhgBIAEoCRIoCgVjYWxscxgCIAMoCzIZLm1vZGVsc3R1Yi52MS5FcGlzb2RlQ2FsbBIvCgpmYXVsdF9wbGFuGAMgASgLMhsubW9kZWxzdHViLnYxLkZhdWx0UGxhbkluZm8iVQoNRmF1bHRQbGFuSW5mbxIMCgRuYW1lGAEgASgJEg4KBmRpZ2VzdBgCIAEoCRIXCgpjaGFvc19zZWVkGAMgASgESACIAQFCDQoLX2NoYW9zX3NlZWQiUQoMQXBwbGllZEZhdWx0EgwKBHJ1bGUYASABKAkSJQoEa2luZBgCIAEoDjIXLm1vZGVsc3R1Yi52MS5GYXVsdEtpbmQSDAoEcm9sbBgDIAEoDSIrCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCSJaCgpDYWxsU3RhdHVzEgwKBGNvZGUYASABKA0SDwoHbWVzc2FnZRgCIAEoCRItCgh0cmFpbGVycxgDIAMoCzIbLm1vZGVsc3R1Yi52MS5NZXRhZGF0YUVudHJ5IuUDCgtFcGlzb2RlQ2FsbBIQCghzZXF1ZW5jZRgBIAEoBBIPCgdzZXNzaW9uGAIgASgJEigKBm1ldGhvZBgDIAEoDjIYLm1vZGVsc3R1Yi52MS5DYWxsTWV0aG9kEg8KB3N0ZXBfaWQYBCABKAkSDQoFZW50cnkYBSABKAkSLgoHcmVxdWVzdBgGIAEoCzIdLm1vZGVsc3R1Yi52MS5HZW5lcmF0ZVJlcXVlc3QSJgoHb3V0Y29tZRgHIAEoDjIVLm1vZGVsc3R1Yi52MS5PdXRjb21lEigKBnN0YXR1cxgIIAEoCzIYLm1vZGVsc3R1Yi52MS5DYWxsU3RhdHVzEjAKCHJlc3BvbnNlGAkgASgLMh4ubW9kZWxzdHViLnYxLkdlbmVyYXRlUmVzcG9uc2USIgoFdXNhZ2UYCiABKAsyEy5tb2RlbHN0dWIudjEuVXNhZ2USEwoLY2h1bmtzX3NlbnQYCyABKA0SLwoMc3RyZWFtX2JyZWFrGAwgASgOMhkubW9kZWxzdHViLnYxLlN0cmVhbUJyZWFrEhAKCHN0YXJ0X21zGA0gASgEEg4KBmVuZF9tcxgOIAEoBBIpCgVmYXVsdBgPIAEoCzIaLm1vZGVsc3R1Yi52MS5BcHBsaWVkRmF1bHQqrwEKCUZhdWx0S2luZBIaChZGQVVMVF9LSU5EX1VOU1BFQ0lGSUVEEAASFAoQRkFVTFRfS0lORF9FUlJPUhABEhYKEkZBVUxUX0tJTkRfVElNRU9VVBACEhMKD0ZBVUxUX0tJTkRfSEFORxADEhQKEEZBVUxUX0tJTkRfQlJFQUsQBBIWChJGQVVMVF9LSU5EX0xBVEVOQ1kQBRIVChFGQVVMVF9LSU5EX0FOU1dFUhAGKmQKCkNhbGxNZXRob2QSGwoXQ0FMTF9NRVRIT0RfVU5TUEVDSUZJRUQQABIYChRDQUxMX01FVEhPRF9HRU5FUkFURRABEh8KG0NBTExfTUVUSE9EX0dFTkVSQVRFX1NUUkVBTRACKq0BCgdPdXRjb21lEhcKE09VVENPTUVfVU5TUEVDSUZJRUQQABIOCgpPVVRDT01FX09LEAESEQoNT1VUQ09NRV9FUlJPUhACEhUKEU9VVENPTUVfVElNRURfT1VUEAMSHQoZT1VUQ09NRV9ERUFETElORV9FWENFRURFRBAEEhUKEU9VVENPTUVfQ0FOQ0VMTEVEEAUSGQoVT1VUQ09NRV9TVFJFQU1fQlJPS0VOEAYqcQoLU3RyZWFtQnJlYWsSHAoYU1RSRUFNX0JSRUFLX1VOU1BFQ0lGSUVEEAASFgoSU1RSRUFNX0JSRUFLX0VSUk9SEAESFQoRU1RSRUFNX0JSRUFLX0hBTkcQAhIVChFTVFJFQU1fQlJFQUtfRFJPUBADYgZwcm90bzM", [file_modelstub_v1_model]);
 
 /**
  * Episode is the journal of one session: every call, in arrival order. The same script driven
@@ -31,6 +31,13 @@ export type Episode = Message<"modelstub.v1.Episode"> & {
    * @generated from field: repeated modelstub.v1.EpisodeCall calls = 2;
    */
   calls: EpisodeCall[];
+
+  /**
+   * The fault plan the session's episode ran under; unset when it ran under none.
+   *
+   * @generated from field: modelstub.v1.FaultPlanInfo fault_plan = 3;
+   */
+  faultPlan?: FaultPlanInfo | undefined;
 };
 
 /**
@@ -39,6 +46,75 @@ export type Episode = Message<"modelstub.v1.Episode"> & {
  */
 export const EpisodeSchema: GenMessage<Episode> = /*@__PURE__*/
   messageDesc(file_modelstub_v1_episode, 0);
+
+/**
+ * FaultPlanInfo says which fault plan an episode ran under (docs/faults.md).
+ *
+ * @generated from message modelstub.v1.FaultPlanInfo
+ */
+export type FaultPlanInfo = Message<"modelstub.v1.FaultPlanInfo"> & {
+  /**
+   * The plan's name: its `name`, else the name of the file it came from.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Lowercase hex SHA-256 of the plan's canonical JSON (see docs/faults.md): two episodes with
+   * the same digest ran under the same rules or the same chaos settings.
+   *
+   * @generated from field: string digest = 2;
+   */
+  digest: string;
+
+  /**
+   * The chaos seed, for a plan drawn from a seed.
+   *
+   * @generated from field: optional uint64 chaos_seed = 3;
+   */
+  chaosSeed?: bigint | undefined;
+};
+
+/**
+ * Describes the message modelstub.v1.FaultPlanInfo.
+ * Use `create(FaultPlanInfoSchema)` to create a new message.
+ */
+export const FaultPlanInfoSchema: GenMessage<FaultPlanInfo> = /*@__PURE__*/
+  messageDesc(file_modelstub_v1_episode, 1);
+
+/**
+ * AppliedFault is what a fault plan did to one call.
+ *
+ * @generated from message modelstub.v1.AppliedFault
+ */
+export type AppliedFault = Message<"modelstub.v1.AppliedFault"> & {
+  /**
+   * The rule that applied, like "rules[2]", or "chaos" for a chaos draw.
+   *
+   * @generated from field: string rule = 1;
+   */
+  rule: string;
+
+  /**
+   * @generated from field: modelstub.v1.FaultKind kind = 2;
+   */
+  kind: FaultKind;
+
+  /**
+   * For a chaos draw: the roll, 0 to 999999, that chose the kind (docs/faults.md).
+   *
+   * @generated from field: uint32 roll = 3;
+   */
+  roll: number;
+};
+
+/**
+ * Describes the message modelstub.v1.AppliedFault.
+ * Use `create(AppliedFaultSchema)` to create a new message.
+ */
+export const AppliedFaultSchema: GenMessage<AppliedFault> = /*@__PURE__*/
+  messageDesc(file_modelstub_v1_episode, 2);
 
 /**
  * MetadataEntry is one trailing metadata pair, kept in script order (no maps: see model.proto).
@@ -62,7 +138,7 @@ export type MetadataEntry = Message<"modelstub.v1.MetadataEntry"> & {
  * Use `create(MetadataEntrySchema)` to create a new message.
  */
 export const MetadataEntrySchema: GenMessage<MetadataEntry> = /*@__PURE__*/
-  messageDesc(file_modelstub_v1_episode, 1);
+  messageDesc(file_modelstub_v1_episode, 3);
 
 /**
  * CallStatus is the gRPC status a call ended with, when it was not OK.
@@ -93,7 +169,7 @@ export type CallStatus = Message<"modelstub.v1.CallStatus"> & {
  * Use `create(CallStatusSchema)` to create a new message.
  */
 export const CallStatusSchema: GenMessage<CallStatus> = /*@__PURE__*/
-  messageDesc(file_modelstub_v1_episode, 2);
+  messageDesc(file_modelstub_v1_episode, 4);
 
 /**
  * EpisodeCall is one recorded call.
@@ -180,6 +256,13 @@ export type EpisodeCall = Message<"modelstub.v1.EpisodeCall"> & {
    * @generated from field: uint64 end_ms = 14;
    */
   endMs: bigint;
+
+  /**
+   * What the session's fault plan did to this call; unset when it did nothing.
+   *
+   * @generated from field: modelstub.v1.AppliedFault fault = 15;
+   */
+  fault?: AppliedFault | undefined;
 };
 
 /**
@@ -187,7 +270,67 @@ export type EpisodeCall = Message<"modelstub.v1.EpisodeCall"> & {
  * Use `create(EpisodeCallSchema)` to create a new message.
  */
 export const EpisodeCallSchema: GenMessage<EpisodeCall> = /*@__PURE__*/
-  messageDesc(file_modelstub_v1_episode, 3);
+  messageDesc(file_modelstub_v1_episode, 5);
+
+/**
+ * FaultKind is the fault a plan applied to a call.
+ *
+ * @generated from enum modelstub.v1.FaultKind
+ */
+export enum FaultKind {
+  /**
+   * @generated from enum value: FAULT_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Ended with the plan's status.
+   *
+   * @generated from enum value: FAULT_KIND_ERROR = 1;
+   */
+  ERROR = 1,
+
+  /**
+   * Ended with DEADLINE_EXCEEDED, as a scripted timeout.
+   *
+   * @generated from enum value: FAULT_KIND_TIMEOUT = 2;
+   */
+  TIMEOUT = 2,
+
+  /**
+   * Never answered: the caller's deadline or cancel ended it.
+   *
+   * @generated from enum value: FAULT_KIND_HANG = 3;
+   */
+  HANG = 3,
+
+  /**
+   * Streamed the script's reply and broke part-way.
+   *
+   * @generated from enum value: FAULT_KIND_BREAK = 4;
+   */
+  BREAK = 4,
+
+  /**
+   * Answered as the script says, with the plan's latency.
+   *
+   * @generated from enum value: FAULT_KIND_LATENCY = 5;
+   */
+  LATENCY = 5,
+
+  /**
+   * Answered as the script says: a rule that keeps a call clean.
+   *
+   * @generated from enum value: FAULT_KIND_ANSWER = 6;
+   */
+  ANSWER = 6,
+}
+
+/**
+ * Describes the enum modelstub.v1.FaultKind.
+ */
+export const FaultKindSchema: GenEnum<FaultKind> = /*@__PURE__*/
+  enumDesc(file_modelstub_v1_episode, 0);
 
 /**
  * CallMethod is the model-level method a call used, whatever the transport.
@@ -215,7 +358,7 @@ export enum CallMethod {
  * Describes the enum modelstub.v1.CallMethod.
  */
 export const CallMethodSchema: GenEnum<CallMethod> = /*@__PURE__*/
-  enumDesc(file_modelstub_v1_episode, 0);
+  enumDesc(file_modelstub_v1_episode, 1);
 
 /**
  * Outcome is how a call ended.
@@ -275,7 +418,7 @@ export enum Outcome {
  * Describes the enum modelstub.v1.Outcome.
  */
 export const OutcomeSchema: GenEnum<Outcome> = /*@__PURE__*/
-  enumDesc(file_modelstub_v1_episode, 1);
+  enumDesc(file_modelstub_v1_episode, 2);
 
 /**
  * StreamBreak is how a scripted stream break ended the call.
@@ -308,5 +451,5 @@ export enum StreamBreak {
  * Describes the enum modelstub.v1.StreamBreak.
  */
 export const StreamBreakSchema: GenEnum<StreamBreak> = /*@__PURE__*/
-  enumDesc(file_modelstub_v1_episode, 2);
+  enumDesc(file_modelstub_v1_episode, 3);
 

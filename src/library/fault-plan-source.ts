@@ -1,0 +1,52 @@
+import type { z } from "zod";
+import type { CompiledFaultPlan, CompiledScript } from "../script/compiled-script.js";
+import type { FaultPlanSchema } from "../script/fault-plan-schema.js";
+import { checkPlanSteps } from "../script/check-plan-steps.js";
+import { loadFaultPlanFile, loadFaultPlanText } from "../script/load-fault-plan.js";
+import { ScriptError } from "../script/script-error.js";
+
+/** A fault plan written as an object, with the same keys as the YAML (`rules`, `chaos`, ...). */
+export type FaultPlanObject = z.input<typeof FaultPlanSchema>;
+
+/** A fault plan: YAML or JSON text, a plan object, or a plan loadFaultPlan() already compiled. */
+export type FaultPlanSource = string | FaultPlanObject | CompiledFaultPlan;
+
+function isCompiledPlan(source: FaultPlanSource): source is CompiledFaultPlan {
+  return typeof source === "object" && source !== null && typeof (source as Partial<CompiledFaultPlan>).digest === "string" && Array.isArray((source as CompiledFaultPlan).rules);
+}
+
+/**
+ * Compiles any FaultPlanSource through the plan loader (an object as indented JSON text, so its
+ * diagnostics point at lines of `JSON.stringify(plan, null, 2)`); with `script`, refuses steps
+ * the script lacks. Throws ScriptError and nothing else.
+ */
+export function compilePlanSource(source: FaultPlanSource, file: string, script?: CompiledScript): CompiledFaultPlan {
+  if (typeof source === "string") return loadFaultPlanText(source, file, script);
+  if (isCompiledPlan(source)) {
+    const problems = script ? checkPlanSteps(source, script) : [];
+    if (problems.length > 0) throw new ScriptError(problems.map((p) => ({ file, line: 0, column: 0, path: p.path.join("."), message: p.message, hint: p.hint })), "fault plan");
+    return source;
+  }
+  let text: string;
+  try {
+    text = JSON.stringify(source, null, 2) ?? "";
+  } catch (err) {
+    throw new ScriptError([{ file, line: 0, column: 0, path: "", message: `the plan object cannot be read as JSON: ${(err as Error).message}`, hint: "a plan object holds only texts, numbers, booleans, lists and plain objects" }], "fault plan");
+  }
+  return loadFaultPlanText(text, file, script);
+}
+
+/**
+ * Compiles a fault plan from YAML or JSON text, or a plan object, as `modelstub session faults`
+ * does: pass the result to control.setFaultPlan() (for many sessions: compile once). Throws a
+ * ScriptError naming every problem (file, line, column, field, hint).
+ * @param file the name diagnostics give the plan, and the plan's name when it has no `name:`
+ */
+export function loadFaultPlan(source: string | FaultPlanObject, file = typeof source === "string" ? "<fault plan>" : "<fault plan object>"): CompiledFaultPlan {
+  return compilePlanSource(source, file);
+}
+
+/** Reads and compiles a fault plan file (YAML, or strict JSON when named .json); rejects with a ScriptError. */
+export function loadFaultPlanFromFile(path: string): Promise<CompiledFaultPlan> {
+  return loadFaultPlanFile(path);
+}
