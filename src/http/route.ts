@@ -15,11 +15,16 @@ import { sendError, sendJson } from "./send.js";
 export const sessionHeader = "x-modelstub-session";
 export const stepHeader = "x-modelstub-step";
 
+const chatTargets = new Map(["/v1/chat/completions", "/chat/completions"].map((p) => [p, new URL(p, "http://modelstub.invalid")]));
+
 /**
  * The request target as a URL, or why it cannot be routed: a target URL cannot parse
  * (`http://[::1`) or a path whose percent-encoding is malformed (`/v1/models/%E0%A4%A`).
  */
 export function targetOf(raw: string): { url: URL } | { error: string } {
+  // The chat paths, parsed once: a URL per request was about 2% of one. Shared, so never mutated.
+  const known = chatTargets.get(raw);
+  if (known) return { url: known };
   let url: URL;
   try {
     url = new URL(raw, "http://modelstub.invalid");
@@ -52,20 +57,42 @@ export function headerText(req: IncomingMessage, name: string): string {
   return (Array.isArray(v) ? v[0] : v) ?? "";
 }
 
-/** Reads the body as UTF-8 text; undefined when it passes the limit, or the client went away. */
-async function readBody(req: IncomingMessage, limit: number): Promise<string | "too large" | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of req as AsyncIterable<Buffer>) {
+/**
+ * Reads the body as UTF-8 text; "too large" past the limit (reading stops there), undefined
+ * when the client went away. Listeners, not
+ * `for await`: the async iterator cost a promise and a generator step per chunk, about 5% of a
+ * request's CPU in the bench profile, and most bodies are one chunk.
+ */
+function readBody(req: IncomingMessage, limit: number): Promise<string | "too large" | undefined> {
+  return new Promise((resolve) => {
+    let first: Buffer | undefined;
+    let chunks: Buffer[] | undefined;
+    let size = 0;
+    const finish = (value: string | "too large" | undefined) => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", onGone);
+      req.off("close", onGone);
+      resolve(value);
+    };
+    const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) return "too large";
-      chunks.push(chunk);
-    }
-  } catch {
-    return undefined;
-  }
-  return Buffer.concat(chunks).toString("utf8");
+      if (size > limit) {
+        // Nothing more is read: the 413 goes out with `connection: close`, and Node closes the
+        // socket behind it, unread bytes and all.
+        req.pause();
+        finish("too large");
+      } else if (first === undefined) first = chunk;
+      else (chunks ??= [first]).push(chunk);
+    };
+    const onEnd = () => finish(chunks ? Buffer.concat(chunks).toString("utf8") : (first?.toString("utf8") ?? ""));
+    // 'close' before 'end': the client went away mid-body.
+    const onGone = () => finish(undefined);
+    req.on("data", onData);
+    req.on("end", onEnd);
+    req.on("error", onGone);
+    req.on("close", onGone);
+  });
 }
 
 /** Answers a request refused before routing; resolves with its log fields. */

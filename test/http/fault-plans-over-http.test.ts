@@ -19,7 +19,7 @@ describe("a fault plan over the OpenAI-compatible HTTP front", () => {
     await http.stub.setFaultPlan("agent", plan);
     const failed = await http.client({ session: "agent", step: "plan" }).chat.completions.create(body).catch((e: unknown) => e);
     expect(failed).toBeInstanceOf(OpenAI.APIError);
-    expect([(failed as OpenAI.APIError).status, (failed as OpenAI.APIError).message]).toEqual([503, "503 planned"]);
+    expect([(failed as InstanceType<typeof OpenAI.APIError>).status, (failed as InstanceType<typeof OpenAI.APIError>).message]).toEqual([503, "503 planned"]);
     const answer = await http.client({ session: "agent", step: "plan" }).chat.completions.create(body);
     expect(answer.choices[0]!.message.content).toBe("plan it");
     expect(http.stub.episode("agent").calls.map((c) => c.fault?.rule ?? "")).toEqual(["rules[0]", ""]);
