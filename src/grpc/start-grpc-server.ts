@@ -93,7 +93,8 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   // Channelz stays on, though a stub needs none of it: with "grpc.enable_channelz": 0, grpc-js
   // 1.14.7 stops tracking sessions in the set forceShutdown() destroys (its non-channelz session
   // handler never adds them), so a shutdown past the grace period leaves calls hanging and the
-  // process never exits. The graceful-shutdown test catches that.
+  // process never exits. The graceful-shutdown test catches that. Its cost per call is not
+  // measurable beside the machine's scatter (bench/README.md, "Channelz").
   const server = new Server(options.channelOptions);
   raiseStreamResetLimit(server);
   // Requests past the request limits are refused before they are decoded (limit-request.ts);
