@@ -91,7 +91,9 @@ export class ChunkWriter {
     let out = "";
     if (!this.started) {
       this.started = true;
-      out += this.chunk(f.id, f.model, { role: "assistant", content: "" }, null);
+      // As OpenAI: "" before text, null on a turn that only calls tools (its first frame is a
+      // tool call: the text's frames come first), so a reassembled stream says what unary says.
+      out += this.chunk(f.id, f.model, { role: "assistant", content: f.frame.case === "toolCallDelta" ? null : "" }, null);
     }
     switch (f.frame.case) {
       case "textDelta":

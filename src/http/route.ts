@@ -101,7 +101,7 @@ export async function refuseWith(res: ServerResponse, e: HttpError, code: number
   return { status: e.status, ...refused(code, e.body.error.message) };
 }
 
-const routesHelp = "modelstub serves POST /v1/chat/completions (also /chat/completions), GET /v1/models, GET /v1/models/{id} and GET /models";
+const routesHelp = "modelstub serves POST /v1/chat/completions (also /chat/completions), GET /v1/models, GET /v1/models/{id} (also /models/{id}) and GET /models (also /v1/models?output_modalities=...)";
 
 function wrongMethod(res: ServerResponse, allow: string): Partial<HttpRequestLog> {
   sendError(res, frontError(405, `use ${allow} here; ${routesHelp}`, "method_not_allowed", [["allow", allow]]));
@@ -134,14 +134,19 @@ export async function route(stub: Stub, { req, res, url, session, step }: Routed
   const script = stub.scriptOf(session);
   if (path === "/v1/models" || path === "/models") {
     if (req.method !== "GET") return wrongMethod(res, "GET");
-    // OpenRouter's catalog lives at /models (its base URL ends in /api/v1, ours has no prefix).
-    sendJson(res, 200, path === "/models" ? catalogModelList(script, url.searchParams.get("output_modalities")) : openAiModelList(script));
+    // OpenRouter's catalog: at /models (its base URL ends in /api/v1, ours may have no prefix),
+    // and wherever the caller asks for it by OpenRouter's own parameter, so a harness whose base
+    // is `.../v1` gets the catalog from `<base>/models?output_modalities=all` too.
+    const modalities = url.searchParams.get("output_modalities");
+    sendJson(res, 200, path === "/models" || modalities !== null ? catalogModelList(script, modalities) : openAiModelList(script));
     return { status: 200 };
   }
-  if (path.startsWith("/v1/models/")) {
+  // One model, under either base (`<base>/models/<id>` with the host root as the base too).
+  const prefix = path.startsWith("/v1/models/") ? "/v1/models/" : path.startsWith("/models/") ? "/models/" : undefined;
+  if (prefix) {
     if (req.method !== "GET") return wrongMethod(res, "GET");
     // The whole path decoded once already (targetOf), so this cannot throw.
-    const id = decodeURIComponent(path.slice("/v1/models/".length));
+    const id = decodeURIComponent(path.slice(prefix.length));
     const model = declaredModels(script).find((m) => m.id === id);
     if (!model) {
       sendError(res, frontError(404, `the script declares no model ${JSON.stringify(id)}; GET /v1/models lists the ones it does`, "model_not_found"));
