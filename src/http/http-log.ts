@@ -12,6 +12,8 @@ export interface HttpRequestLog {
   step: string;
   /** The script entry that answered, like `entries[2]`; "" when none did. */
   entry: string;
+  /** The call's sequence in its session's episode, as gRPC lines give it; absent when it ran no call. */
+  sequence?: number | undefined;
   /**
    * The engine's outcome name (OK, ERROR, STREAM_BROKEN, ...); REFUSED for a chat request
    * answered before it ran (unreadable, a bad session name or step id, draining, a cap), so in
@@ -31,6 +33,7 @@ export function formatHttpLog(r: HttpRequestLog): string {
   const parts = [`modelstub: http ${r.method} ${r.path} ${r.status === 0 ? "reset" : r.status}`, `session=${r.session}`];
   if (r.step) parts.push(`step=${r.step}`);
   if (r.entry) parts.push(`entry=${r.entry}`);
+  if (r.sequence !== undefined) parts.push(`sequence=${r.sequence}`);
   if (r.outcome) parts.push(`outcome=${r.outcome}`, `declared=${r.declaredMs}ms`);
   if (r.code) parts.push(`code=${r.code}`);
   if (r.message) parts.push(`message=${JSON.stringify(r.message)}`);
@@ -46,6 +49,7 @@ export function callRecordOf(r: HttpRequestLog): CallRecord {
     session: r.session,
     step: r.step,
     entry: r.entry,
+    sequence: r.sequence,
     outcome: r.outcome,
     code: r.code,
     declaredMs: r.declaredMs,

@@ -182,7 +182,7 @@ describe("the HTTP front with the official openai client", () => {
     await expect(client.models.retrieve("nope")).rejects.toBeInstanceOf(OpenAI.NotFoundError);
   });
 
-  it("logs one record per request with method, path, status, session and entry", async () => {
+  it("logs one record per request with method, path, status, session, entry and the call's sequence", async () => {
     const before = h.logs.length;
     await h.client({ session: "logged" }).chat.completions.create({ model: "m", messages: [{ role: "user", content: "hello" }] });
     await expect.poll(() => h.logs.length).toBe(before + 1);
@@ -193,6 +193,7 @@ describe("the HTTP front with the official openai client", () => {
       session: "logged",
       step: "",
       entry: "entries[0]",
+      sequence: 1,
       outcome: "OK",
       code: "OK",
       declaredMs: 0,
