@@ -10,4 +10,6 @@ export interface CallLog {
   outcome: Outcome;
   code: number;
   declaredMs: number;
+  /** The status message of a call that ended with one (a miss says which entries came near). */
+  message?: string | undefined;
 }

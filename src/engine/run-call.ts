@@ -120,6 +120,7 @@ export async function runCall(session: Session, clock: Clock, input: CallInput, 
     outcome: ending.outcome,
     code: ending.status?.code ?? 0,
     declaredMs: x.elapsed,
+    message: ending.status?.message,
   };
   // A hook that throws is a bug of whoever passed it; the client learns of it as INTERNAL, and
   // the episode records what the client saw.

@@ -81,6 +81,7 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
               outcome: outcomeName(l.outcome),
               code: codeName(l.code),
               declaredMs: l.declaredMs,
+              message: l.message,
             });
           }
         : undefined,

@@ -127,7 +127,7 @@ async function answer(stub: Stub, res: ServerResponse, parsed: ReturnType<typeof
   // No call log: the stub refused the call before running it (draining, a cap), and it is in
   // no episode; the log line still says who was refused and why.
   const fields: Partial<HttpRequestLog> = log
-    ? { entry: log.entry, sequence: log.sequence, outcome: outcomeName(log.outcome), code: codeName(log.code), declaredMs: log.declaredMs }
+    ? { entry: log.entry, sequence: log.sequence, outcome: outcomeName(log.outcome), code: codeName(log.code), declaredMs: log.declaredMs, message: log.message }
     : result.kind === "status"
       ? refused(result.status.code, result.status.message)
       : {};

@@ -11,13 +11,15 @@ import { callLines, dir, untilDraining, untilRunning, useScratchDir, withServe }
 useScratchDir();
 
 describe("logs", () => {
-  it("write one JSON line per call with session, method, step, entry, outcome, code and declared latency", async () => {
+  it("write one JSON line per call with session, method, step, entry, outcome, code, declared latency and an error's message", async () => {
     const script = join(dir, "logged.yaml");
     await writeFile(script, "steps:\n  plan:\n    - latency: 20ms\n      reply: hi\n    - error: { code: UNAVAILABLE, message: busy }\n");
     const s = await startServeProcess(["--script", script, "--grpc", "127.0.0.1:0"]);
     const port = createGrpcPort(s.address);
     try {
       await port.generate(userRequest("x"), { session: "logs", step: "plan" });
+      await port.generate(userRequest("x"), { session: "logs", step: "plan" }).catch(() => undefined);
+      // The list is spent: the line says why, as the status does.
       await port.generate(userRequest("x"), { session: "logs", step: "plan" }).catch(() => undefined);
     } finally {
       port.close();
@@ -32,7 +34,21 @@ describe("logs", () => {
       .filter((l) => l["msg"] === "call");
     expect(calls).toEqual([
       { level: "info", msg: "call", transport: "grpc", method: "Generate", session: "logs", step: "plan", entry: "steps.plan[0]", sequence: 1, outcome: "OK", code: "OK", declared_ms: 20 },
-      { level: "info", msg: "call", transport: "grpc", method: "Generate", session: "logs", step: "plan", entry: "steps.plan[1]", sequence: 2, outcome: "ERROR", code: "UNAVAILABLE", declared_ms: 0 },
+      { level: "info", msg: "call", transport: "grpc", method: "Generate", session: "logs", step: "plan", entry: "steps.plan[1]", sequence: 2, outcome: "ERROR", code: "UNAVAILABLE", declared_ms: 0, message: "busy" },
+      {
+        level: "info",
+        msg: "call",
+        transport: "grpc",
+        method: "Generate",
+        session: "logs",
+        step: "plan",
+        entry: "",
+        sequence: 3,
+        outcome: "ERROR",
+        code: "FAILED_PRECONDITION",
+        declared_ms: 0,
+        message: "steps.plan ran out: it served its 2 entries (2 calls); add entries, or set on_exhausted: repeat-last or cycle on this list",
+      },
     ]);
   });
 
