@@ -1,25 +1,14 @@
-import { Outcome, StreamBreak } from "../../gen/modelstub/v1/episode_pb.js";
+import { Outcome } from "../../gen/modelstub/v1/episode_pb.js";
 import type { CallInput } from "./call-input.js";
 import type { ChosenFault } from "./choose-fault.js";
-import type { CompiledBreak, CompiledEntry } from "../script/compiled-script.js";
+import type { CompiledEntry } from "../script/compiled-script.js";
 import { statusEnding, type Ending } from "./ending.js";
 import { executeEntry } from "./execute-entry.js";
 import type { Execution } from "./execution.js";
 import type { RenderedReply } from "./render-reply.js";
-import { runReply } from "./run-reply.js";
+import { breakEnding, runReply } from "./run-reply.js";
 import type { Selection } from "./select-entry.js";
 import { Code } from "../shared/status-code.js";
-
-/** A break with nothing to stream: the script would not answer with a reply, so it breaks before the first chunk. */
-async function breakNow(brk: CompiledBreak, x: Execution): Promise<Ending> {
-  if (brk.then === "error") return { result: { kind: "status", status: brk.status }, outcome: Outcome.STREAM_BROKEN, status: brk.status, streamBreak: StreamBreak.ERROR };
-  if (brk.then === "drop") return { result: { kind: "drop" }, outcome: Outcome.STREAM_BROKEN, streamBreak: StreamBreak.DROP };
-  try {
-    return await x.hang();
-  } catch (err) {
-    return { ...x.endingOf(err), outcome: Outcome.STREAM_BROKEN, streamBreak: StreamBreak.HANG };
-  }
-}
 
 /**
  * Runs a call a fault plan strikes. An error, timeout or hang answers in place of the script:
@@ -58,7 +47,7 @@ export async function runFault(
   if ("status" in selection) {
     if (action.kind === "answer") return statusEnding(selection.status);
     await x.wait(firstByteMs ?? 0);
-    return breakNow(action.brk, x);
+    return breakEnding(action.brk, x, undefined);
   }
   const entry = selection.entry;
   onEntry(entry.ref);
@@ -70,7 +59,7 @@ export async function runFault(
   if (action.kind === "answer") return executeEntry(timed, render(entry, selection.captures), input, x);
   if (entry.action.kind !== "reply") {
     await x.wait(timed.firstByteMs);
-    return breakNow(action.brk, x);
+    return breakEnding(action.brk, x, undefined);
   }
   return runReply({ ...timed, action: { kind: "reply", reply: entry.action.reply, brk: action.brk } }, render(entry, selection.captures)!, input, x);
 }

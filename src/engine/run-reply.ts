@@ -1,7 +1,7 @@
 import { Outcome, StreamBreak } from "../../gen/modelstub/v1/episode_pb.js";
-import type { GenerateStreamResponse } from "../../gen/modelstub/v1/model_pb.js";
+import type { GenerateResponse, GenerateStreamResponse } from "../../gen/modelstub/v1/model_pb.js";
 import type { CallInput } from "./call-input.js";
-import type { CompiledEntry } from "../script/compiled-script.js";
+import type { CompiledBreak, CompiledEntry } from "../script/compiled-script.js";
 import type { Ending } from "./ending.js";
 import type { Execution } from "./execution.js";
 import { planFrames } from "./plan-frames.js";
@@ -21,6 +21,20 @@ function frameOf(id: string, model: string, chunk: StreamChunk): GenerateStreamR
 }
 
 /**
+ * How a stream break ends the call, `response` being the reply it broke (undefined when it broke
+ * before there was one): a status, a dropped link, or a hang until the caller gives up.
+ */
+export async function breakEnding(brk: CompiledBreak, x: Execution, response: GenerateResponse | undefined): Promise<Ending> {
+  if (brk.then === "error") return { result: { kind: "status", status: brk.status }, outcome: Outcome.STREAM_BROKEN, status: brk.status, response, streamBreak: StreamBreak.ERROR };
+  if (brk.then === "drop") return { result: { kind: "drop" }, outcome: Outcome.STREAM_BROKEN, response, streamBreak: StreamBreak.DROP };
+  try {
+    return await x.hang();
+  } catch (err) {
+    return { ...x.endingOf(err), outcome: Outcome.STREAM_BROKEN, response, streamBreak: StreamBreak.HANG };
+  }
+}
+
+/**
  * Runs a reply entry: its first-byte wait, then its chunks (per-chunk waits, a scripted break:
  * error, drop or hang), then the final frame. A unary call with no break and no per-chunk wait
  * skips the loop; a stream hands every frame to the transport, minding its back-pressure.
@@ -37,16 +51,9 @@ export async function runReply(entry: CompiledEntry, rendered: RenderedReply, in
     // waits and chunks_sent speak of chunks, so coalescing changes no recorded byte (save for a
     // call cut off between two chunks of one frame, which records the frames it sent).
     for (let f = 0, done = 0; f <= frames.length; f++) {
-      if (brk && done === brk.afterChunks) {
-        if (brk.then === "error") return { result: { kind: "status", status: brk.status }, outcome: Outcome.STREAM_BROKEN, status: brk.status, response, streamBreak: StreamBreak.ERROR };
-        if (brk.then === "drop") return { result: { kind: "drop" }, outcome: Outcome.STREAM_BROKEN, response, streamBreak: StreamBreak.DROP };
-        try {
-          await x.hang();
-        } catch (err) {
-          const ended = x.endingOf(err);
-          return { ...ended, outcome: Outcome.STREAM_BROKEN, response, streamBreak: StreamBreak.HANG };
-        }
-      }
+      // A break past the reply's last chunk (a fault plan's, or a templated reply's, which load
+      // cannot count) comes after that last chunk, before the final frame: a break still breaks.
+      if (brk && (done === brk.afterChunks || (f === frames.length && done < brk.afterChunks))) return breakEnding(brk, x, response);
       if (f === frames.length) break;
       const n = counts ? counts[f]! : 1;
       if (entry.perChunkMs > 0) for (let k = done === 0 ? 1 : 0; k < n; k++) await x.wait(entry.perChunkMs);

@@ -93,6 +93,17 @@ describe("a fault plan's rules", () => {
     expect([second!.entry, second!.outcome, second!.fault]).toEqual(["steps.act[0]", Outcome.OK, undefined]);
   });
 
+  it("break after the reply's last chunk when after_chunks counts past it: a planned break still breaks", async () => {
+    const s = await serve();
+    await setPlan(s, `rules: [{ at: { step: act }, break: { after_chunks: 99, then: error } }]`);
+    const broken = await collect(s.port.generateStream(userRequest("go"), { step: "act" }));
+    expect(broken.frames.filter((f) => f.frame.case === "final")).toEqual([]);
+    expect(broken.error).toMatchObject({ code: Code.UNAVAILABLE });
+    const call = episodeOf(s).calls[0]!;
+    // Three text chunks and the tool call's two (its name, then its arguments).
+    expect([call.outcome, call.streamBreak, call.chunksSent, call.status?.message]).toEqual([Outcome.STREAM_BROKEN, StreamBreak.ERROR, 5, "stream broken by rules[0] after 99 chunks"]);
+  });
+
   it("hang a call until the caller's deadline, declared on the virtual clock", async () => {
     const s = await serve();
     await setPlan(s, `rules: [{ at: { call: 1 }, hang: true }]`);
