@@ -13,20 +13,19 @@ const usage = "usage: modelstub validate FILE...\n\nChecks script files. Prints 
  * (the capped lines of formatIssues); undefined when it is invalid. `session load` checks with
  * this before it sends anything, so both commands say the same about the same file.
  */
-export async function checkScriptFile(file: string): Promise<CompiledScript | undefined> {
-  try {
-    return await loadScriptFile(file);
-  } catch (err) {
-    if (!(err instanceof ScriptError)) throw err;
-    for (const line of err.lines) process.stderr.write(`${line}\n`);
-    return undefined;
-  }
+export function checkScriptFile(file: string): Promise<CompiledScript | undefined> {
+  return printingProblems(loadScriptFile(file));
 }
 
 /** Checks a fault plan file as `checkScriptFile` checks a script (its steps are the server's to check). */
-export async function checkPlanFile(file: string): Promise<CompiledFaultPlan | undefined> {
+export function checkPlanFile(file: string): Promise<CompiledFaultPlan | undefined> {
+  return printingProblems(loadFaultPlanFile(file));
+}
+
+/** What `loading` loads, or undefined once a ScriptError's lines are printed to stderr. */
+async function printingProblems<T>(loading: Promise<T>): Promise<T | undefined> {
   try {
-    return await loadFaultPlanFile(file);
+    return await loading;
   } catch (err) {
     if (!(err instanceof ScriptError)) throw err;
     for (const line of err.lines) process.stderr.write(`${line}\n`);

@@ -4,6 +4,7 @@ import type { FaultPlanSchema } from "../script/fault-plan-schema.js";
 import { checkPlanSteps } from "../script/check-plan-steps.js";
 import { loadFaultPlanFile, loadFaultPlanText } from "../script/load-fault-plan.js";
 import { ScriptError } from "../script/script-error.js";
+import { jsonTextOf } from "./script-source.js";
 
 /** A fault plan written as an object, with the same keys as the YAML (`rules`, `chaos`, ...). */
 export type FaultPlanObject = z.input<typeof FaultPlanSchema>;
@@ -27,13 +28,7 @@ export function compilePlanSource(source: FaultPlanSource, file: string, script?
     if (problems.length > 0) throw new ScriptError(problems.map((p) => ({ file, line: 0, column: 0, path: p.path.join("."), message: p.message, hint: p.hint })), "fault plan");
     return source;
   }
-  let text: string;
-  try {
-    text = JSON.stringify(source, null, 2) ?? "";
-  } catch (err) {
-    throw new ScriptError([{ file, line: 0, column: 0, path: "", message: `the plan object cannot be read as JSON: ${(err as Error).message}`, hint: "a plan object holds only texts, numbers, booleans, lists and plain objects" }], "fault plan");
-  }
-  return loadFaultPlanText(text, file, script);
+  return loadFaultPlanText(jsonTextOf(source, file, "fault plan"), file, script);
 }
 
 /**

@@ -35,15 +35,21 @@ export function compileSource(source: ScriptSource, file?: string): CompiledScri
   if (typeof source === "string") return loadScriptText(source, file ?? textSourceName);
   if (isCompiledScript(source)) return source;
   const name = file ?? objectSourceName;
-  let text: string;
+  return loadScriptText(jsonTextOf(source, name, "script"), name);
+}
+
+/**
+ * An object (a script or a fault plan) as the indented JSON text the loader reads, so its
+ * diagnostics point at lines of `JSON.stringify(object, null, 2)`. Something that is no JSON (a
+ * cycle, a BigInt) is still a ScriptError, as the contract says.
+ */
+export function jsonTextOf(source: object, file: string, what: "script" | "fault plan"): string {
   try {
-    text = JSON.stringify(source, null, 2) ?? "";
+    return JSON.stringify(source, null, 2) ?? "";
   } catch (err) {
-    // Something that is no JSON (a cycle, a BigInt): still a ScriptError, as the contract says.
-    const hint = "a script object holds only texts, numbers, booleans, lists and plain objects";
-    throw new ScriptError([{ file: name, line: 0, column: 0, path: "", message: `the script object cannot be read as JSON: ${(err as Error).message}`, hint }]);
+    const hint = `a ${what === "script" ? "script" : "plan"} object holds only texts, numbers, booleans, lists and plain objects`;
+    throw new ScriptError([{ file, line: 0, column: 0, path: "", message: `the ${what === "script" ? "script" : "plan"} object cannot be read as JSON: ${(err as Error).message}`, hint }], what);
   }
-  return loadScriptText(text, name);
 }
 
 /** Compiles a script file (YAML, or strict JSON when named .json) like `modelstub serve --script`. */

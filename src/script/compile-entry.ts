@@ -1,11 +1,10 @@
 import { FinishReason } from "../../gen/modelstub/v1/model_pb.js";
 import { checkStatus } from "./check-status.js";
-import { compileRegex, type ScriptRegex } from "./compile-regex.js";
-import { compileMatcher } from "./compile-matcher.js";
-import type { EntryInput, ErrorInput } from "./script-schema.js";
+import { compileMatch } from "./compile-matcher.js";
+import type { BreakInput, EntryInput, ErrorInput } from "./script-schema.js";
 import { Code, type CodeName } from "../shared/status-code.js";
 import { compileTemplate, type CaptureInfo } from "./compile-template.js";
-import type { Action, CallStatus, Chunking, CompiledEntry, CompiledReply, Matcher, Template } from "./compiled-script.js";
+import type { Action, CallStatus, Chunking, CompiledBreak, CompiledEntry, CompiledReply, Matcher, Template } from "./compiled-script.js";
 import { compileChunking, compileLatency } from "./compile-latency.js";
 import { compileArguments } from "./compile-arguments.js";
 import { checkBreak, checkChunks } from "./check-reply-chunks.js";
@@ -50,6 +49,18 @@ function describeAction(a: Action): string {
   }
 }
 
+/**
+ * A stream break from the script form, at `path`: its status (UNAVAILABLE by default, its
+ * message naming `who` broke it) checked as any status is. A script's entries and fault plans
+ * both break through it.
+ */
+export function compileBreak(b: BreakInput, path: (string | number)[], report: Report, who: string): CompiledBreak {
+  if (b.then !== "error" && b.error) report(path, `error is only read with then: error, not then: ${b.then}`, "remove error, or set then: error", { key: "error" });
+  if (b.error) checkStatus(b.error, [...path, "error"], report);
+  const message = `stream broken by ${who} after ${b.after_chunks} chunks`;
+  return { afterChunks: b.after_chunks, then: b.then, status: b.error ? compileStatus(b.error, message) : { code: Code.UNAVAILABLE, message, trailers: [] } };
+}
+
 /** Compiles one entry of a list, `ref` naming it (`entries[2]`); undefined when it cannot run at all. */
 export function compileEntry(
   e: EntryInput,
@@ -78,24 +89,15 @@ export function compileEntry(
   if (e.break !== undefined && e.reply === undefined) {
     report(path, `break needs a reply to break, but the entry's action is ${actions[0]}`, "give the entry a reply to stream, or remove break (an error ends the call at once)", { key: "break" });
   }
-  if (e.break && e.break.then !== "error" && e.break.error) {
-    report([...path, "break"], `error is only read with then: error, not then: ${e.break.then}`, "remove error, or set then: error", { key: "error" });
-  }
+  const brk = e.break ? compileBreak(e.break, [...path, "break"], report, "the script") : undefined;
 
   let captures: CaptureInfo | undefined;
   let matcher: Matcher | undefined;
   if (e.match) {
-    let regex: ScriptRegex | undefined;
-    if (e.match.regex !== undefined) {
-      const compiled = compileRegex(e.match.regex, e.match.ignore_case === true);
-      if ("problem" in compiled) {
-        report([...path, "match", "regex"], compiled.problem.message, compiled.problem.hint);
-        return undefined;
-      }
-      regex = compiled.regex;
-      captures = { groups: regex.groups, names: regex.names };
-    }
-    matcher = compileMatcher(e.match, regex);
+    const compiled = compileMatch(e.match, [...path, "match"], report);
+    if (!compiled) return undefined;
+    matcher = compiled.matcher;
+    if (compiled.regex) captures = { groups: compiled.regex.groups, names: compiled.regex.names };
   }
   const latency = compileLatency(e.latency, defaults.latency, [...path, "latency"], report);
 
@@ -123,17 +125,7 @@ export function compileEntry(
     if (r.usage?.input_tokens !== undefined) usage.input = r.usage.input_tokens;
     if (r.usage?.output_tokens !== undefined) usage.output = r.usage.output_tokens;
     const reply: CompiledReply = { text, chunks, toolCalls, finishReason, usage, chunking: compileChunking(r.chunking, defaults.chunking) };
-    const brk = e.break
-      ? {
-          afterChunks: e.break.after_chunks,
-          then: e.break.then,
-          status: e.break.error
-            ? compileStatus(e.break.error, `stream broken by the script after ${e.break.after_chunks} chunks`)
-            : { code: Code.UNAVAILABLE, message: `stream broken by the script after ${e.break.after_chunks} chunks`, trailers: [] },
-        }
-      : undefined;
     if (brk) checkBreak(reply, brk.afterChunks, [...path, "break"], report);
-    if (e.break?.error) checkStatus(e.break.error, [...path, "break", "error"], report);
     action = { kind: "reply", reply, brk };
   } else if (e.error !== undefined) {
     checkStatus(e.error, [...path, "error"], report);

@@ -1,15 +1,13 @@
 import { createHash } from "node:crypto";
 import { FaultKind } from "../../gen/modelstub/v1/episode_pb.js";
 import { ratePpm } from "../shared/chaos-draw.js";
-import { Code } from "../shared/status-code.js";
 import { stepIdPattern } from "../shared/step-id.js";
 import { checkStatus } from "./check-status.js";
-import { compileRegex, type ScriptRegex } from "./compile-regex.js";
-import { compileStatus } from "./compile-entry.js";
+import { compileBreak, compileStatus } from "./compile-entry.js";
 import { compileLatency } from "./compile-latency.js";
-import { compileMatcher } from "./compile-matcher.js";
-import type { CompiledBreak, CompiledChaos, CompiledFault, CompiledFaultPlan, CompiledFaultRule, FaultPoint } from "./compiled-script.js";
-import type { BreakInput, ChaosInput, FaultPlanInput, FaultRuleInput } from "./fault-plan-schema.js";
+import { compileMatch } from "./compile-matcher.js";
+import type { CompiledChaos, CompiledFault, CompiledFaultPlan, CompiledFaultRule, FaultPoint } from "./compiled-script.js";
+import type { ChaosInput, FaultPlanInput, FaultRuleInput } from "./fault-plan-schema.js";
 import type { LatencyInput } from "./script-schema.js";
 import type { Report } from "./report.js";
 
@@ -36,13 +34,6 @@ function latencyOf(l: LatencyInput | undefined, path: Path, report: Report): Com
   return { firstByteMs: Number.isNaN(first) ? undefined : first, perChunkMs: Number.isNaN(per) ? undefined : per };
 }
 
-function breakOf(b: BreakInput, path: Path, report: Report, who: string): CompiledBreak {
-  if (b.then !== "error" && b.error) report(path, `error is only read with then: error, not then: ${b.then}`, "remove error, or set then: error", { key: "error" });
-  if (b.error) checkStatus(b.error, [...path, "error"], report);
-  const message = `stream broken by ${who} after ${b.after_chunks} chunks`;
-  return { afterChunks: b.after_chunks, then: b.then, status: b.error ? compileStatus(b.error, message) : { code: Code.UNAVAILABLE, message, trailers: [] } };
-}
-
 function pointOf(at: FaultRuleInput["at"], path: Path, report: Report): FaultPoint | undefined {
   const given = (["call", "step", "match"] as const).filter((k) => at[k] !== undefined);
   if (given.length !== 1) {
@@ -58,16 +49,8 @@ function pointOf(at: FaultRuleInput["at"], path: Path, report: Report): FaultPoi
     if (at.step !== "" && !stepIdPattern.test(at.step)) report([...path, "step"], `step id ${JSON.stringify(at.step)} cannot be sent: it has characters outside A-Z a-z 0-9 . _ : / - or is longer than 128`, 'use a step id of the script, or "" for the main list');
     return { kind: "step", step: at.step, occurrence };
   }
-  let regex: ScriptRegex | undefined;
-  if (at.match!.regex !== undefined) {
-    const compiled = compileRegex(at.match!.regex, at.match!.ignore_case === true);
-    if ("problem" in compiled) {
-      report([...path, "match", "regex"], compiled.problem.message, compiled.problem.hint);
-      return undefined;
-    }
-    regex = compiled.regex;
-  }
-  return { kind: "match", matcher: compileMatcher(at.match!, regex), occurrence };
+  const compiled = compileMatch(at.match!, [...path, "match"], report);
+  return compiled && { kind: "match", matcher: compiled.matcher, occurrence };
 }
 
 function ruleOf(r: FaultRuleInput, i: number, path: Path, report: Report): CompiledFaultRule | undefined {
@@ -90,7 +73,7 @@ function ruleOf(r: FaultRuleInput, i: number, path: Path, report: Report): Compi
     fault = { action: { kind: "error", status: compileStatus(r.error!, `fault injected by ${ref}`) }, latency, kind: FaultKind.ERROR };
   } else if (kind === "timeout") fault = { action: { kind: "timeout" }, latency, kind: FaultKind.TIMEOUT };
   else if (kind === "hang") fault = { action: { kind: "hang" }, latency, kind: FaultKind.HANG };
-  else if (kind === "break") fault = { action: { kind: "break", brk: breakOf(r.break!, [...path, "break"], report, ref) }, latency, kind: FaultKind.BREAK };
+  else if (kind === "break") fault = { action: { kind: "break", brk: compileBreak(r.break!, [...path, "break"], report, ref) }, latency, kind: FaultKind.BREAK };
   else fault = { action: { kind: "answer" }, latency, kind: kind === "answer" ? FaultKind.ANSWER : FaultKind.LATENCY };
   return at ? { ref, at, fault } : undefined;
 }
@@ -117,7 +100,7 @@ function chaosOf(c: ChaosInput, path: Path, report: Report): CompiledChaos {
     if (c.errors) checkStatus(e, [...path, "errors", i], report);
     return { action: { kind: "error", status: compileStatus(e, "fault injected by chaos") }, latency: undefined, kind: FaultKind.ERROR };
   });
-  const brk = breakOf(c.break ?? { after_chunks: 1, then: "error" }, [...path, "break"], report, "chaos");
+  const brk = compileBreak(c.break ?? { after_chunks: 1, then: "error" }, [...path, "break"], report, "chaos");
   const latency = latencyOf(c.latency ?? "1s", [...path, "latency"], report);
   return {
     seed: seedOf(c.seed, [...path, "seed"], report),

@@ -1,5 +1,6 @@
-import type { ScriptRegex } from "./compile-regex.js";
+import { compileRegex, type ScriptRegex } from "./compile-regex.js";
 import type { Matcher, RequestView } from "./compiled-script.js";
+import type { Report } from "./report.js";
 import type { EntryInput } from "./script-schema.js";
 
 type MatchInput = NonNullable<EntryInput["match"]>;
@@ -15,6 +16,24 @@ function short(text: string): string {
 interface Condition {
   words: string;
   holds(view: RequestView): boolean;
+}
+
+/**
+ * Compiles a `match:` at `path` (an entry's, or a fault rule's point) with its regex, if any;
+ * undefined, reported at `path.regex`, when the regex cannot be compiled. The regex is returned
+ * too: its groups are what the entry's templates may name.
+ */
+export function compileMatch(match: MatchInput, path: (string | number)[], report: Report): { matcher: Matcher; regex: ScriptRegex | undefined } | undefined {
+  let regex: ScriptRegex | undefined;
+  if (match.regex !== undefined) {
+    const compiled = compileRegex(match.regex, match.ignore_case === true);
+    if ("problem" in compiled) {
+      report([...path, "regex"], compiled.problem.message, compiled.problem.hint);
+      return undefined;
+    }
+    regex = compiled.regex;
+  }
+  return { matcher: compileMatcher(match, regex), regex };
 }
 
 /**

@@ -74,4 +74,3 @@ export const FaultPlanSchema = z
 export type FaultPlanInput = z.infer<typeof FaultPlanSchema>;
 export type FaultRuleInput = z.infer<typeof FaultRuleSchema>;
 export type ChaosInput = z.infer<typeof ChaosSchema>;
-export type BreakInput = NonNullable<FaultRuleInput["break"]>;

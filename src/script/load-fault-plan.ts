@@ -3,7 +3,7 @@ import { checkPlanSteps } from "./check-plan-steps.js";
 import { compileFaultPlan } from "./compile-fault-plan.js";
 import type { CompiledFaultPlan, CompiledScript } from "./compiled-script.js";
 import { FaultPlanSchema } from "./fault-plan-schema.js";
-import { readScriptFile, sortIssues, validateText } from "./load-script.js";
+import { readSourceFile, sortIssues, validateText } from "./load-script.js";
 import type { Report } from "./report.js";
 import { ScriptError, type ScriptIssue } from "./script-error.js";
 
@@ -39,13 +39,6 @@ export function loadFaultPlanText(text: string, file: string, script?: CompiledS
 
 /** Loads a fault plan file (YAML or JSON); a missing or unreadable file is a ScriptError too. */
 export async function loadFaultPlanFile(path: string, script?: CompiledScript): Promise<CompiledFaultPlan> {
-  let text: string;
-  try {
-    text = await readScriptFile(path);
-  } catch (err) {
-    if (err instanceof ScriptError) throw err.what === "fault plan" ? err : new ScriptError(err.issues, "fault plan");
-    const reason = (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message;
-    throw new ScriptError([{ file: path, line: 0, column: 0, path: "", message: `cannot read the file: ${reason}`, hint: "check the path; a relative path starts from the current directory" }], "fault plan");
-  }
+  const text = await readSourceFile(path).catch((err: unknown) => Promise.reject(err instanceof ScriptError ? new ScriptError(err.issues, "fault plan") : err));
   return loadFaultPlanText(text, path, script);
 }

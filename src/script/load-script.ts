@@ -193,7 +193,7 @@ export function sortIssues(issues: ScriptIssue[]): ScriptIssue[] {
  * Reads at most maxScriptBytes of a file: a file too big is refused by its size, unread, and one
  * that keeps going past the limit (a pipe, /dev/zero, a file still growing) once it passes it.
  */
-export async function readScriptFile(path: string): Promise<string> {
+async function readScriptFile(path: string): Promise<string> {
   const file = await open(path, "r");
   try {
     const tooBig = sizeIssue((await file.stat()).size, path);
@@ -212,15 +212,18 @@ export async function readScriptFile(path: string): Promise<string> {
   }
 }
 
-/** Loads a script file (YAML or JSON); a missing or unreadable file is a ScriptError too. */
-export async function loadScriptFile(path: string): Promise<CompiledScript> {
-  let text: string;
+/** Reads a script or fault plan file as readScriptFile does; a missing or unreadable file is a ScriptError too. */
+export async function readSourceFile(path: string): Promise<string> {
   try {
-    text = await readScriptFile(path);
+    return await readScriptFile(path);
   } catch (err) {
     if (err instanceof ScriptError) throw err;
     const reason = (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message;
     throw new ScriptError([{ file: path, line: 0, column: 0, path: "", message: `cannot read the file: ${reason}`, hint: "check the path; a relative path starts from the current directory" }]);
   }
-  return loadScriptText(text, path);
+}
+
+/** Loads a script file (YAML or JSON); a missing or unreadable file is a ScriptError too. */
+export async function loadScriptFile(path: string): Promise<CompiledScript> {
+  return loadScriptText(await readSourceFile(path), path);
 }

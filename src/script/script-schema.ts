@@ -129,6 +129,7 @@ export type ScriptInput = z.infer<typeof ScriptSchema>;
 export type EntryInput = z.infer<typeof EntrySchema>;
 export type ListInput = z.infer<typeof ListSchema>;
 export type ErrorInput = z.infer<typeof ErrorSchema>;
+export type BreakInput = z.infer<typeof BreakSchema>;
 export type LatencyInput = z.infer<typeof LatencySchema>;
 export type ChunkingInput = z.infer<typeof ChunkingSchema>;
 export type ReplyInput = z.infer<typeof ReplySchema>;
