@@ -20,7 +20,7 @@ export function checkPlanSteps(plan: CompiledFaultPlan, script: CompiledScript):
   };
   const problems: { path: (string | number)[]; message: string; hint: string }[] = [];
   for (const rule of plan.rules) {
-    if (rule.at.kind === "step" && !known(rule.at.step)) problems.push(problem(["rules", Number(rule.ref.slice(6, -1)), "at", "step"], rule.at.step));
+    if (rule.at.kind === "step" && !known(rule.at.step)) problems.push(problem(["rules", rule.index, "at", "step"], rule.at.step));
   }
   [...(plan.chaos?.steps ?? [])].forEach((step, i) => {
     if (!known(step)) problems.push(problem(["chaos", "scope", "steps", i], step));

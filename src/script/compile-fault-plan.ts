@@ -75,7 +75,7 @@ function ruleOf(r: FaultRuleInput, i: number, path: Path, report: Report): Compi
   else if (kind === "hang") fault = { action: { kind: "hang" }, latency, kind: FaultKind.HANG };
   else if (kind === "break") fault = { action: { kind: "break", brk: compileBreak(r.break!, [...path, "break"], report, ref) }, latency, kind: FaultKind.BREAK };
   else fault = { action: { kind: "answer" }, latency, kind: kind === "answer" ? FaultKind.ANSWER : FaultKind.LATENCY };
-  return at ? { ref, at, fault } : undefined;
+  return at ? { index: i, ref, at, fault } : undefined;
 }
 
 const chaosKinds = ["error", "timeout", "hang", "break", "latency"] as const;

@@ -167,6 +167,8 @@ export type FaultPoint =
   | { kind: "match"; matcher: Matcher; occurrence: number };
 
 export interface CompiledFaultRule {
+  /** Its place in the plan's `rules` (a rule that did not compile leaves a gap). */
+  index: number;
   /** `rules[2]`: what the episode records. */
   ref: string;
   at: FaultPoint;
