@@ -34,7 +34,7 @@ export function freePort() {
 
 /**
  * Starts a server. `node: true` runs `node --import probe.mjs [nodeArgs] script args` with an IPC
- * channel so stats() works (`nodeBin`: another Node binary than this one). Resolves once `readyLine` matches a stdout line (or immediately
+ * channel so stats() works (`nodeBin`: another Node binary than this one). Resolves once `readyLine` matches a stdout or stderr line (or immediately
  * when it is null), with the match.
  */
 export async function startServer({ name, cmd, args = [], node = false, nodeBin = process.execPath, nodeArgs = [], env, readyLine = /listening on (\S+)/, timeoutMs = 20_000, cwd }) {
@@ -81,9 +81,10 @@ export async function startServer({ name, cmd, args = [], node = false, nodeBin 
     },
     mem: () => procMem(child.pid),
   };
-  readline.createInterface({ input: child.stderr }).on("line", (l) => err.length < 200 && err.push(l));
+  const errLines = readline.createInterface({ input: child.stderr });
   const lines = readline.createInterface({ input: child.stdout });
   if (!readyLine) {
+    errLines.on("line", (l) => err.length < 200 && err.push(l));
     lines.on("line", (l) => out.length < 200 && out.push(l));
     return server;
   }
@@ -93,8 +94,9 @@ export async function startServer({ name, cmd, args = [], node = false, nodeBin 
       reject(new Error(`${name}: no line matching ${readyLine} within ${timeoutMs} ms; stderr: ${err.slice(-5).join(" | ")}`));
     }, timeoutMs);
     let done = false;
-    lines.on("line", (l) => {
-      if (out.length < 200) out.push(l);
+    // modelstub prints its listening lines on stderr; some peers print theirs on stdout.
+    const onLine = (into) => (l) => {
+      if (into.length < 200) into.push(l);
       const m = !done && readyLine.exec(l);
       if (m) {
         done = true;
@@ -104,7 +106,9 @@ export async function startServer({ name, cmd, args = [], node = false, nodeBin 
         server.address = m[1];
         resolve(server);
       }
-    });
+    };
+    lines.on("line", onLine(out));
+    errLines.on("line", onLine(err));
     server.exited.then(({ code, signal }) => {
       if (done) return;
       clearTimeout(timer);

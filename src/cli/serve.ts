@@ -111,15 +111,15 @@ export async function serve(argv: string[]): Promise<number> {
     }
     if (httpAddress) {
       try {
-        http = await startHttpServer({ stub, address: httpAddress, log: (r) => logger.call(callRecordOf(r)), maxBodyBytes: maxMessageBytes, token: httpExposed ? controlToken : undefined });
+        http = await startHttpServer({ stub, address: httpAddress, log: (r) => logger.call(callRecordOf(r)), maxBodyBytes: maxMessageBytes, token: httpExposed ? controlToken : undefined, processingComments: options["openrouter-comments"] === true });
       } catch (err) {
         const msg = (err as Error).message;
         throw new ServeError(`cannot listen on ${options["http"]}: ${/EADDRINUSE/.test(msg) ? "the address is in use (pick another with --http)" : msg}`);
       }
     }
-    process.stdout.write(`modelstub: serving script ${JSON.stringify(script.name)} (${script.entryCount} ${script.entryCount === 1 ? "entry" : "entries"}, ${options["clock"]} clock)\n`);
-    process.stdout.write(`modelstub: gRPC listening on ${grpc.address}${credentials ? " (TLS)" : ""}\n`);
-    if (http) process.stdout.write(`modelstub: HTTP listening on http://${http.address}\n`);
+    process.stderr.write(`modelstub: serving script ${JSON.stringify(script.name)} (${script.entryCount} ${script.entryCount === 1 ? "entry" : "entries"}, ${options["clock"]} clock)\n`);
+    process.stderr.write(`modelstub: gRPC listening on ${grpc.address}${credentials ? " (TLS)" : ""}\n`);
+    if (http) process.stderr.write(`modelstub: HTTP listening on http://${http.address}\n`);
     if (idleTimeoutMs !== undefined) stopEviction = startIdleEviction(stub, idleTimeoutMs, logger);
 
     const signal = await stopSignal.received;

@@ -37,6 +37,13 @@ export interface CallInput {
    * front derives its wire `created` from the declared timeline, never from the wall clock.
    */
   onStart?: ((start: { sequence: number; startMs: number }) => void) | undefined;
+  /**
+   * The transport knows this request is a client library's automatic retry of a call the script
+   * dropped (the OpenAI and Anthropic SDKs retry a connection that died before an answer): when
+   * no entry answers it (a miss or a spent list), it is dropped too, as the dead link would be,
+   * rather than answered NOT_FOUND, so the caller sees the connection error the script meant.
+   */
+  retryOfDrop?: boolean | undefined;
   /** Told about this call when it finishes, like the stub's onCall (per-request logs). */
   onLog?: ((log: CallLog) => void) | undefined;
 }

@@ -6,6 +6,12 @@ export interface CallLog {
   method: "generate" | "stream";
   step: string;
   entry: string;
+  /** The answering entry's `name:`, when the script gives one. */
+  entryName?: string | undefined;
+  /** The model the request names ("" when none). */
+  model: string;
+  /** The request's last user message, whole: loggers clip it (the line answers "what did it ask"). */
+  lastUser: string;
   sequence: number;
   outcome: Outcome;
   code: number;

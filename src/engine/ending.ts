@@ -1,4 +1,4 @@
-import { Outcome, type StreamBreak } from "../../gen/modelstub/v1/episode_pb.js";
+import { Outcome, StreamBreak } from "../../gen/modelstub/v1/episode_pb.js";
 import type { GenerateResponse } from "../../gen/modelstub/v1/model_pb.js";
 import type { CallResult } from "./call-result.js";
 import type { CallStatus } from "../script/compiled-script.js";
@@ -22,6 +22,20 @@ export function internalStatus(err: unknown): CallStatus {
   // Not worth a retry: the same request renders the same reply (the HTTP front says so to SDKs).
   if (err instanceof TemplateTooLargeError) return { code: Code.RESOURCE_EXHAUSTED, message: err.message, trailers: [], retryable: false };
   return { code: Code.INTERNAL, message: `modelstub internal error: ${err instanceof Error ? err.message : String(err)}`, trailers: [] };
+}
+
+/**
+ * A retry of a dropped call that no entry answers (CallInput.retryOfDrop): dropped like the
+ * call it retries, recorded with the status that says why (UNAVAILABLE, as gRPC reports a dead
+ * link) and what the script would have answered.
+ */
+export function redroppedEnding(miss: CallStatus): Ending {
+  const status: CallStatus = {
+    code: Code.UNAVAILABLE,
+    message: `dropped: a client's retry of a request the script dropped, and no entry answers it (${miss.message})`,
+    trailers: [],
+  };
+  return { result: { kind: "drop" }, outcome: Outcome.STREAM_BROKEN, status, streamBreak: StreamBreak.DROP };
 }
 
 /** A call that ends with `status` as an error, before or without running its entry. */

@@ -1,8 +1,16 @@
 import { Role, type GenerateRequest } from "../../gen/modelstub/v1/model_pb.js";
-import type { RequestView } from "../script/compiled-script.js";
+import type { CompiledScript, RequestView } from "../script/compiled-script.js";
+
+/** Whether `model` is one `script` lists (GET /v1/models shows the same list), or none at all. */
+function listed(model: string, script: CompiledScript): boolean {
+  if (model === "") return true;
+  if (script.models.length === 0) return model === script.defaultModel;
+  for (const m of script.models) if (m.id === model) return true;
+  return false;
+}
 
 /** Reads a request once into the view matchers and templates use. */
-export function viewRequest(req: GenerateRequest): RequestView {
+export function viewRequest(req: GenerateRequest, script: CompiledScript): RequestView {
   let lastUser = "";
   let lastToolResult = "";
   let turn = 0;
@@ -30,5 +38,5 @@ export function viewRequest(req: GenerateRequest): RequestView {
       }
     }
   }
-  return { model: req.model, lastUser, lastIsToolResult, lastToolName, lastToolResult, turn };
+  return { model: req.model, modelListed: listed(req.model, script), lastUser, messages, lastIsToolResult, lastToolName, lastToolResult, turn };
 }

@@ -8,7 +8,7 @@ import type { CompiledEntry, RequestView, TemplateContext } from "../script/comp
 import type { GenerateRequest } from "../../gen/modelstub/v1/model_pb.js";
 import type { ChosenFault } from "./choose-fault.js";
 import { runFault } from "./run-fault.js";
-import { internalStatus, statusEnding, type Ending } from "./ending.js";
+import { internalStatus, redroppedEnding, statusEnding, type Ending } from "./ending.js";
 import { Execution } from "./execution.js";
 import { renderReply, type RenderedReply } from "./render-reply.js";
 import { viewRequest } from "./request-view.js";
@@ -73,6 +73,8 @@ export async function runCall(session: Session, clock: Clock, input: CallInput, 
   const fromMetadata = input.stepFromMetadata ?? "";
   const stepId = fromRequest || fromMetadata;
   let entryRef = "";
+  let entryName: string | undefined;
+  let lastUser = "";
   let fault: ChosenFault | undefined;
   let ending: Ending;
   try {
@@ -84,19 +86,33 @@ export async function runCall(session: Session, clock: Clock, input: CallInput, 
         trailers: [],
       });
     } else {
-      const view = viewRequest(request);
+      const view = viewRequest(request, session.script);
+      lastUser = view.lastUser;
       fault = episode.faults?.choose(session.name, sequence, stepId, input.method, view);
       if (fault !== undefined) {
         const select = (consume: boolean) => selectEntry(session, stepId, view, consume);
         const render = (entry: CompiledEntry, captures: RegExpExecArray | null) => renderEntry(session, stepId, sequence, request, view, entry, captures);
-        ending = await runFault(fault, select, render, (ref) => (entryRef = ref), input, x);
+        ending = await runFault(
+          fault,
+          select,
+          render,
+          (e) => {
+            entryRef = e.ref;
+            entryName = e.name;
+          },
+          input,
+          x,
+        );
       } else {
         const selection = selectEntry(session, stepId, view);
         if ("status" in selection) {
-          ending = statusEnding(selection.status);
+          const miss = selection.status;
+          const unanswered = miss.code === Code.NOT_FOUND || miss.code === Code.FAILED_PRECONDITION;
+          ending = input.retryOfDrop && unanswered ? redroppedEnding(miss) : statusEnding(miss);
         } else {
           const { entry } = selection;
           entryRef = entry.ref;
+          entryName = entry.name;
           ending = await executeEntry(entry, renderEntry(session, stepId, sequence, request, view, entry, selection.captures), input, x);
         }
       }
@@ -116,6 +132,9 @@ export async function runCall(session: Session, clock: Clock, input: CallInput, 
     method: input.method,
     step: stepId,
     entry: entryRef,
+    entryName,
+    model: request.model,
+    lastUser,
     sequence,
     outcome: ending.outcome,
     code: ending.status?.code ?? 0,

@@ -23,7 +23,7 @@ export async function runFault(
   chosen: ChosenFault,
   select: (consume: boolean) => Selection,
   render: (entry: CompiledEntry, captures: RegExpExecArray | null) => RenderedReply | undefined,
-  onEntry: (ref: string) => void,
+  onEntry: (entry: CompiledEntry) => void,
   input: CallInput,
   x: Execution,
 ): Promise<Ending> {
@@ -50,7 +50,7 @@ export async function runFault(
     return breakEnding(action.brk, x, undefined);
   }
   const entry = selection.entry;
-  onEntry(entry.ref);
+  onEntry(entry);
   const timed: CompiledEntry = {
     ...entry,
     firstByteMs: firstByteMs ?? entry.firstByteMs,

@@ -1,12 +1,30 @@
 import type { CallStatus } from "../script/compiled-script.js";
 import { Code, codeName } from "../shared/status-code.js";
 
-/** An error answer in OpenAI's dialect: status, extra headers, `{"error":{...}}`. */
+/** An error answer: status, extra headers, and a body in the dialect's shape (OpenAI's `{"error":{...}}` by default). */
 export interface HttpError {
   status: number;
   headers: [string, string][];
-  body: { error: { message: string; type: string; param: string | null; code: string | null } };
+  /** The error's message, whatever the body's shape: for the log line. */
+  message: string;
+  body: object;
 }
+
+/** The parts every dialect's error body is made from. */
+export interface ErrorParts {
+  status: number;
+  message: string;
+  /** OpenAI's error type (invalid_request_error, server_error, ...). */
+  type: string;
+  param: string | null;
+  code: string | null;
+}
+
+/** How a dialect shapes an error body; OpenAI's `{"error":{message,type,param,code}}` by default. */
+export type ErrorShape = (e: ErrorParts) => object;
+
+/** OpenAI's error body (also OpenRouter's and the Responses API's). */
+export const openAiErrorShape: ErrorShape = ({ message, type, param, code }) => ({ error: { message, type, param, code } });
 
 interface Mapping {
   status: number;
@@ -69,7 +87,7 @@ function retryHeaders(trailers: CallStatus["trailers"]): [string, string][] {
  * retry headers when the script gives either, and a status that retrying cannot lift (the
  * stub's own caps) carries `x-should-retry: false`.
  */
-export function httpErrorOf(status: CallStatus): HttpError {
+export function httpErrorOf(status: CallStatus, shape: ErrorShape = openAiErrorShape): HttpError {
   const m = mappingOf(status.code);
   const retry = status.code === Code.RESOURCE_EXHAUSTED ? retryHeaders(status.trailers) : [];
   const replaced = (k: string) => retry.length > 0 && (k === "retry-after" || k === "retry-after-ms");
@@ -80,15 +98,15 @@ export function httpErrorOf(status: CallStatus): HttpError {
     // A value HTTP cannot carry (a newline, say) is left out rather than failing the answer.
     .filter(([k, v]) => !reserved.has(k) && headerValue.test(v))
     .map(([k, v]): [string, string] => [k, v]);
-  return { status: m.status, headers, body: { error: { message: status.message, type: m.type, param: null, code: m.code } } };
+  return { status: m.status, headers, message: status.message, body: shape({ status: m.status, message: status.message, type: m.type, param: null, code: m.code }) };
 }
 
 /** A 400 for a request modelstub cannot read, naming the field at fault. */
-export function badRequestError(bad: { message: string; param: string | null; code: string }): HttpError {
-  return { status: 400, headers: [], body: { error: { message: bad.message, type: "invalid_request_error", param: bad.param, code: bad.code } } };
+export function badRequestError(bad: { message: string; param: string | null; code: string }, shape: ErrorShape = openAiErrorShape): HttpError {
+  return { status: 400, headers: [], message: bad.message, body: shape({ status: 400, message: bad.message, type: "invalid_request_error", param: bad.param, code: bad.code }) };
 }
 
 /** An error of the HTTP front itself (unknown route, wrong method, body too large). */
-export function frontError(status: number, message: string, code: string, headers: [string, string][] = []): HttpError {
-  return { status, headers, body: { error: { message, type: status >= 500 ? "server_error" : "invalid_request_error", param: null, code } } };
+export function frontError(status: number, message: string, code: string, headers: [string, string][] = [], shape: ErrorShape = openAiErrorShape): HttpError {
+  return { status, headers, message, body: shape({ status, message, type: status >= 500 ? "server_error" : "invalid_request_error", param: null, code }) };
 }

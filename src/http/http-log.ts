@@ -1,4 +1,5 @@
 import type { CallRecord } from "../log/call-record.js";
+import { clipText } from "../shared/clip-text.js";
 
 /** What the HTTP front reports about one request, once it has ended. */
 export interface HttpRequestLog {
@@ -12,6 +13,12 @@ export interface HttpRequestLog {
   step: string;
   /** The script entry that answered, like `entries[2]`; "" when none did. */
   entry: string;
+  /** The answering entry's `name:`, when the script gives one. */
+  entryName?: string | undefined;
+  /** The model the request names (model calls the engine ran). */
+  model?: string | undefined;
+  /** The request's last user message, whole; lines quote its first 60 characters. */
+  lastUser?: string | undefined;
   /** The call's sequence in its session's episode, as gRPC lines give it; absent when it ran no call. */
   sequence?: number | undefined;
   /**
@@ -33,7 +40,10 @@ export function formatHttpLog(r: HttpRequestLog): string {
   const parts = [`modelstub: http ${r.method} ${r.path} ${r.status === 0 ? "reset" : r.status}`, `session=${r.session}`];
   if (r.step) parts.push(`step=${r.step}`);
   if (r.entry) parts.push(`entry=${r.entry}`);
+  if (r.entryName) parts.push(`entry_name=${JSON.stringify(r.entryName)}`);
   if (r.sequence !== undefined) parts.push(`sequence=${r.sequence}`);
+  if (r.model) parts.push(`model=${JSON.stringify(r.model)}`);
+  if (r.lastUser) parts.push(`last_user=${JSON.stringify(clipText(r.lastUser))}`);
   if (r.outcome) parts.push(`outcome=${r.outcome}`, `declared=${r.declaredMs}ms`);
   if (r.code) parts.push(`code=${r.code}`);
   if (r.message) parts.push(`message=${JSON.stringify(r.message)}`);
@@ -49,7 +59,10 @@ export function callRecordOf(r: HttpRequestLog): CallRecord {
     session: r.session,
     step: r.step,
     entry: r.entry,
+    entryName: r.entryName,
     sequence: r.sequence,
+    model: r.model,
+    lastUser: r.lastUser,
     outcome: r.outcome,
     code: r.code,
     declaredMs: r.declaredMs,

@@ -31,6 +31,9 @@ export function catalogModelList(script: CompiledScript, outputModalities: strin
   return {
     data: models.map((m) => ({
       id: m.id,
+      // OpenRouter's permanent slug; a script's model id is already that.
+      canonical_slug: m.id,
+      hugging_face_id: "",
       name: m.name,
       created: createdEpoch,
       description: "",
@@ -46,6 +49,8 @@ export function catalogModelList(script: CompiledScript, outputModalities: strin
       top_provider: { context_length: m.contextLength, max_completion_tokens: null, is_moderated: false },
       per_request_limits: null,
       supported_parameters: supportedParameters,
+      // modelstub applies no defaults of its own: every parameter is as the request sends it.
+      default_parameters: { temperature: null, top_p: null, frequency_penalty: null },
     })),
   };
 }

@@ -10,6 +10,9 @@ export const createdEpoch = 1_700_000_000;
 /** Constant on purpose: a fingerprint that changed per run would break byte-identical bodies. */
 export const systemFingerprint = "fp_modelstub";
 
+/** OpenRouter's `provider` field, in every completion and chunk (OpenAI's SDKs ignore it). */
+export const providerName = "modelstub";
+
 /** The wire `created` of a call that started `startMs` into its session's timeline. */
 export function createdOf(startMs: number): number {
   return createdEpoch + Math.floor(startMs / 1000);
@@ -54,8 +57,10 @@ export function completionBody(response: GenerateResponse, created: number): obj
     object: "chat.completion",
     created,
     model: response.model,
+    provider: providerName,
     system_fingerprint: systemFingerprint,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: finishName(response.finishReason) }],
+    // OpenRouter adds the upstream's own finish reason; ours is the same word.
+    choices: [{ index: 0, message, logprobs: null, finish_reason: finishName(response.finishReason), native_finish_reason: finishName(response.finishReason) }],
     usage: usageOf(response.usage),
   };
 }
@@ -79,8 +84,9 @@ export class ChunkWriter {
       object: "chat.completion.chunk",
       created: this.created,
       model,
+      provider: providerName,
       system_fingerprint: systemFingerprint,
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish, native_finish_reason: finish }],
     };
     if (this.includeUsage) body["usage"] = null;
     return event(body);
@@ -112,6 +118,7 @@ export class ChunkWriter {
             object: "chat.completion.chunk",
             created: this.created,
             model: f.model,
+            provider: providerName,
             system_fingerprint: systemFingerprint,
             choices: [],
             usage: usageOf(f.frame.value.usage),

@@ -9,6 +9,7 @@ import {
   type GenerateRequest,
 } from "../../gen/modelstub/v1/model_pb.js";
 import { requestLimits } from "../engine/request-limits.js";
+import { readJsonBody } from "./read-json-body.js";
 import {
   booleanAt,
   invalid,
@@ -165,47 +166,6 @@ function parseBody(body: unknown): ChatRequest {
   return { request: create(GenerateRequestSchema, init), stream, includeUsage };
 }
 
-/**
- * The deepest nesting of objects and lists a body may have. A JSON Schema in `parameters` is
- * rarely 20 deep; JSON.parse reads any depth, but JSON.stringify (the schema's text) and other
- * recursive walks overflow the stack near 10,000, so deeper bodies are refused up front.
- */
-export const maxJsonDepth = 128;
-
-/** Whether `value` nests objects and lists more than `limit` deep; iterative, so any depth is safe. */
-function nestedDeeperThan(value: unknown, limit: number): boolean {
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (typeof v !== "object" || v === null) continue;
-    if (depth > limit) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) {
-      if (typeof child === "object" && child !== null) stack.push([child, depth + 1]);
-    }
-  }
-  return false;
-}
-
-/**
- * Reads a chat-completions body into the GenerateRequest a gRPC client would send for the same
- * conversation: the same roles, texts, tool calls, tools and sampling, with only the fields the
- * client sent, so both transports record the same bytes. Unknown fields are ignored, as OpenAI
- * clients send many (user, metadata, tool_choice, ...). Returns the first problem as data.
- */
 export function parseChatRequest(text: string): { value: ChatRequest } | { error: BadRequest } {
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch (err) {
-    return { error: { message: `the request body is not valid JSON: ${(err as Error).message}`, param: null, code: "invalid_json" } };
-  }
-  if (nestedDeeperThan(body, maxJsonDepth)) {
-    return { error: { message: `the request body nests objects and lists deeper than ${maxJsonDepth} levels`, param: null, code: "invalid_value" } };
-  }
-  try {
-    return { value: parseBody(body) };
-  } catch (err) {
-    if (err instanceof Refusal) return { error: err.bad };
-    throw err;
-  }
+  return readJsonBody(text, parseBody);
 }

@@ -2,8 +2,12 @@ import { sameToken } from "../engine/same-token.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Stub } from "../engine/create-stub.js";
 import { Code } from "../shared/status-code.js";
-import { chatCompletions, refused } from "./chat-completions.js";
-import { frontError, type HttpError } from "./http-error.js";
+import { anthropicErrorShape, anthropicMessages } from "./anthropic-messages.js";
+import { refused, type CallTarget } from "./answer-call.js";
+import { chatCompletions } from "./chat-completions.js";
+import { frontError, openAiErrorShape, type ErrorShape, type HttpError } from "./http-error.js";
+import { responses } from "./responses.js";
+import { bodyDigest, retryCountOf, type DroppedRequests } from "./dropped-requests.js";
 import type { HttpRequestLog } from "./http-log.js";
 import { catalogModelList, declaredModels, openAiModel, openAiModelList } from "./model-lists.js";
 import { sendError, sendJson } from "./send.js";
@@ -15,7 +19,34 @@ import { sendError, sendJson } from "./send.js";
 export const sessionHeader = "x-modelstub-session";
 export const stepHeader = "x-modelstub-step";
 
-const chatTargets = new Map(["/v1/chat/completions", "/chat/completions"].map((p) => [p, new URL(p, "http://modelstub.invalid")]));
+/** A model call's route: the dialect's handler, and the shape of the front's own errors there. */
+interface ModelRoute {
+  handle: (stub: Stub, res: ServerResponse, body: string, target: CallTarget) => Promise<Partial<HttpRequestLog>>;
+  shape: ErrorShape;
+}
+
+const chatRoute: ModelRoute = { handle: chatCompletions, shape: openAiErrorShape };
+const responsesRoute: ModelRoute = { handle: responses, shape: openAiErrorShape };
+const messagesRoute: ModelRoute = { handle: anthropicMessages, shape: anthropicErrorShape };
+
+/**
+ * The model-call paths, under `/v1` and at the host root (OpenRouter's base ends in `/api/v1`,
+ * and some harnesses give the host alone). Anthropic's SDK puts `/v1` in its paths itself.
+ */
+const modelRoutes = new Map<string, ModelRoute>([
+  ["/v1/chat/completions", chatRoute],
+  ["/chat/completions", chatRoute],
+  ["/v1/responses", responsesRoute],
+  ["/responses", responsesRoute],
+  ["/v1/messages", messagesRoute],
+]);
+
+/** The shape of the front's own errors for a request to `path`: Anthropic's on its route, else OpenAI's. */
+export function errorShapeOf(path: string): ErrorShape {
+  return modelRoutes.get(path)?.shape ?? openAiErrorShape;
+}
+
+const chatTargets = new Map([...modelRoutes.keys()].map((p) => [p, new URL(p, "http://modelstub.invalid")]));
 
 /**
  * The request target as a URL, or why it cannot be routed: a target URL cannot parse
@@ -40,7 +71,7 @@ export function targetOf(raw: string): { url: URL } | { error: string } {
 }
 
 /** A 401 when the front needs a token and the request does not carry it. */
-export function unauthorized(req: IncomingMessage, token: string | undefined): HttpError | undefined {
+export function unauthorized(req: IncomingMessage, token: string | undefined, shape: ErrorShape): HttpError | undefined {
   if (token === undefined) return undefined;
   const auth = headerText(req, "authorization");
   const m = /^Bearer\s+(.*)$/i.exec(auth);
@@ -48,7 +79,7 @@ export function unauthorized(req: IncomingMessage, token: string | undefined): H
   const message = auth
     ? "wrong token: this server needs `authorization: Bearer <token>` with its --control-token"
     : "this server is exposed beyond loopback and needs `authorization: Bearer <token>` with its --control-token (the OpenAI SDKs send their apiKey so)";
-  return frontError(401, message, "invalid_api_key", [["www-authenticate", "Bearer"]]);
+  return frontError(401, message, "invalid_api_key", [["www-authenticate", "Bearer"]], shape);
 }
 
 /** A request header as text: the first when sent more than once, "" when not sent. */
@@ -98,13 +129,14 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | "too la
 /** Answers a request refused before routing; resolves with its log fields. */
 export async function refuseWith(res: ServerResponse, e: HttpError, code: number): Promise<Partial<HttpRequestLog>> {
   sendError(res, e);
-  return { status: e.status, ...refused(code, e.body.error.message) };
+  return { status: e.status, ...refused(code, e.message) };
 }
 
-const routesHelp = "modelstub serves POST /v1/chat/completions (also /chat/completions), GET /v1/models, GET /v1/models/{id} (also /models/{id}) and GET /models (also /v1/models?output_modalities=...)";
+const routesHelp =
+  "modelstub serves POST /v1/chat/completions (also /chat/completions), POST /v1/messages (Anthropic), POST /v1/responses (also /responses), GET /v1/models, GET /v1/models/{id} (also /models/{id}) and GET /models (also /v1/models?output_modalities=...)";
 
-function wrongMethod(res: ServerResponse, allow: string): Partial<HttpRequestLog> {
-  sendError(res, frontError(405, `use ${allow} here; ${routesHelp}`, "method_not_allowed", [["allow", allow]]));
+function wrongMethod(res: ServerResponse, allow: string, shape: ErrorShape = openAiErrorShape): Partial<HttpRequestLog> {
+  sendError(res, frontError(405, `use ${allow} here; ${routesHelp}`, "method_not_allowed", [["allow", allow]], shape));
   return { status: 405 };
 }
 
@@ -115,21 +147,26 @@ export interface Routed {
   url: URL;
   session: string;
   step: string;
+  /** The server's memory of dropped requests, for SDK retries of them. */
+  drops: DroppedRequests;
+  /** The server's --openrouter-comments. */
+  processingComments: boolean;
 }
 
-/** Answers a request that passed the checks by its path: chat completions or the model lists; resolves with its log fields. */
-export async function route(stub: Stub, { req, res, url, session, step }: Routed, maxBody: number): Promise<Partial<HttpRequestLog>> {
+/** Answers a request that passed the checks by its path: a model call in one of the dialects, or the model lists; resolves with its log fields. */
+export async function route(stub: Stub, { req, res, url, session, step, drops, processingComments }: Routed, maxBody: number): Promise<Partial<HttpRequestLog>> {
   const path = url.pathname;
-  if (path === "/v1/chat/completions" || path === "/chat/completions") {
-    if (req.method !== "POST") return wrongMethod(res, "POST");
+  const model = modelRoutes.get(path);
+  if (model) {
+    if (req.method !== "POST") return wrongMethod(res, "POST", model.shape);
     const body = await readBody(req, maxBody);
     if (body === undefined) return { status: 499 };
     if (body === "too large") {
       const message = `the request body is larger than ${maxBody} bytes`;
-      sendError(res, frontError(413, message, "request_too_large", [["connection", "close"]]));
+      sendError(res, frontError(413, message, "request_too_large", [["connection", "close"]], model.shape));
       return { status: 413, ...refused(Code.RESOURCE_EXHAUSTED, message) };
     }
-    return chatCompletions(stub, res, body, { session, step });
+    return model.handle(stub, res, body, { session, step, drops: { tracker: drops, body: bodyDigest(body), retryCount: retryCountOf(headerText(req, "x-stainless-retry-count")) }, processingComments });
   }
   const script = stub.scriptOf(session);
   if (path === "/v1/models" || path === "/models") {
@@ -147,12 +184,12 @@ export async function route(stub: Stub, { req, res, url, session, step }: Routed
     if (req.method !== "GET") return wrongMethod(res, "GET");
     // The whole path decoded once already (targetOf), so this cannot throw.
     const id = decodeURIComponent(path.slice(prefix.length));
-    const model = declaredModels(script).find((m) => m.id === id);
-    if (!model) {
+    const declared = declaredModels(script).find((m) => m.id === id);
+    if (!declared) {
       sendError(res, frontError(404, `the script declares no model ${JSON.stringify(id)}; GET /v1/models lists the ones it does`, "model_not_found"));
       return { status: 404 };
     }
-    sendJson(res, 200, openAiModel(model));
+    sendJson(res, 200, openAiModel(declared));
     return { status: 200 };
   }
   sendError(res, frontError(404, `no route ${req.method} ${path}; ${routesHelp}`, "not_found"));

@@ -3,8 +3,9 @@ import { checkSessionName } from "../engine/check-session-name.js";
 import type { Stub } from "../engine/create-stub.js";
 import { Code } from "../shared/status-code.js";
 import { frontError, httpErrorOf } from "./http-error.js";
+import { DroppedRequests } from "./dropped-requests.js";
 import { writeHttpLog, type HttpRequestLog } from "./http-log.js";
-import { headerText, refuseWith, route, sessionHeader, stepHeader, targetOf, unauthorized } from "./route.js";
+import { errorShapeOf, headerText, refuseWith, route, sessionHeader, stepHeader, targetOf, unauthorized } from "./route.js";
 import { sendError } from "./send.js";
 
 /** Options of the OpenAI-compatible HTTP front. */
@@ -21,6 +22,8 @@ export interface HttpServerOptions {
    * serve` sets it to the control token when the front binds a non-loopback address.
    */
   token?: string;
+  /** Begin every streamed chat completion with OpenRouter's `: OPENROUTER PROCESSING` comment line. */
+  processingComments?: boolean;
   /** A connection that has not sent a whole request head by then is answered 408 and closed. */
   headersTimeoutMs?: number;
   /** A request (head and body) not received in full by then is answered 408 and closed. */
@@ -65,6 +68,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const log = options.log ?? writeHttpLog;
   const maxBody = options.maxBodyBytes ?? 32 * 1024 * 1024;
   let inFlight = 0;
+  const drops = new DroppedRequests();
   let closing = false;
   // Requests still being handled: close() waits for them so their calls are in the episode
   // before anyone writes it (a cut connection ends the response before the engine records).
@@ -93,15 +97,17 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     const step = headerText(req, stepHeader);
     // A refused session name or step can be any length: the log keeps as much of it as the error message.
     const base: HttpRequestLog = { method: req.method ?? "", path, status: 0, session: session.slice(0, 140), step: step.slice(0, 140), entry: "", outcome: "", declaredMs: 0 };
-    const denied = unauthorized(req, options.token);
+    // Refusals before routing speak the dialect of the path asked for (Anthropic's on /v1/messages).
+    const shape = errorShapeOf(path);
+    const denied = unauthorized(req, options.token, shape);
     const bad = checkSessionName(session);
     const answered: Promise<Partial<HttpRequestLog>> = denied
       ? refuseWith(res, denied, Code.UNAUTHENTICATED)
       : "error" in target
-        ? refuseWith(res, frontError(400, target.error, "invalid_path"), Code.INVALID_ARGUMENT)
+        ? refuseWith(res, frontError(400, target.error, "invalid_path", [], shape), Code.INVALID_ARGUMENT)
         : bad
-          ? refuseWith(res, httpErrorOf(bad), bad.code)
-          : route(stub, { req, res, url: target.url, session, step }, maxBody);
+          ? refuseWith(res, httpErrorOf(bad, shape), bad.code)
+          : route(stub, { req, res, url: target.url, session, step, drops, processingComments: options.processingComments === true }, maxBody);
     const handled = answered
       .catch((err: unknown) => {
         sendError(res, frontError(500, `modelstub internal error: ${err instanceof Error ? err.message : String(err)}`, "internal_error"));

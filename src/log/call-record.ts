@@ -16,6 +16,12 @@ export interface CallRecord {
   step: string;
   /** The script entry that answered, like `entries[2]`; "" when none did. */
   entry: string;
+  /** The answering entry's `name:`, when the script gives one. */
+  entryName?: string | undefined;
+  /** The model the request names (model calls the engine ran). */
+  model?: string | undefined;
+  /** The request's last user message, whole; the log line quotes its first 60 characters. */
+  lastUser?: string | undefined;
   /** The call's sequence number in its episode (gRPC calls the engine ran). */
   sequence?: number | undefined;
   /**

@@ -1,3 +1,4 @@
+import { clipText } from "../shared/clip-text.js";
 import type { CallRecord } from "./call-record.js";
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
@@ -53,7 +54,11 @@ function callFields(r: CallRecord): Record<string, unknown> {
     session: r.session,
     step: r.step,
     entry: r.entry,
+    entry_name: r.entryName,
     sequence: r.sequence,
+    model: r.model,
+    // "" (no user message) is left out like an undefined field in the text format, kept in JSON.
+    last_user: r.lastUser === undefined ? undefined : clipText(r.lastUser),
     outcome: r.outcome,
     code: r.code,
     declared_ms: r.declaredMs,

@@ -1,3 +1,4 @@
+import { Role } from "../../gen/modelstub/v1/model_pb.js";
 import { compileRegex, type ScriptRegex } from "./compile-regex.js";
 import type { Matcher, RequestView } from "./compiled-script.js";
 import type { Report } from "./report.js";
@@ -47,9 +48,20 @@ export function compileMatcher(match: MatchInput, regex: ScriptRegex | undefined
     const needle = fold(match.contains);
     conditions.push({ words: `last user message contains ${JSON.stringify(short(match.contains))}`, holds: (v) => fold(v.lastUser).includes(needle) });
   }
+  if (match.conversation_contains !== undefined) {
+    const needle = fold(match.conversation_contains);
+    conditions.push({
+      words: `a user message contains ${JSON.stringify(short(match.conversation_contains))}`,
+      holds: (v) => v.messages.some((m) => m.role === Role.USER && fold(m.content).includes(needle)),
+    });
+  }
   if (match.model !== undefined) {
     const model = match.model;
     conditions.push({ words: `model is ${JSON.stringify(short(model))}`, holds: (v) => v.model === model });
+  }
+  if (match.unknown_model !== undefined) {
+    const want = match.unknown_model;
+    conditions.push({ words: want ? "model is not one the script lists" : "model is one the script lists", holds: (v) => v.modelListed !== want });
   }
   if (match.tool_result !== undefined) {
     const want = match.tool_result;

@@ -4,7 +4,7 @@
  * compiler hands it (or a test builds by hand) without knowing how text became one.
  */
 import type { FaultKind } from "../../gen/modelstub/v1/episode_pb.js";
-import type { FinishReason } from "../../gen/modelstub/v1/model_pb.js";
+import type { FinishReason, Message } from "../../gen/modelstub/v1/model_pb.js";
 import type { Chunking } from "../shared/split-chunks.js";
 import type { ScriptRegex } from "./compile-regex.js";
 
@@ -13,8 +13,15 @@ export type { Chunking };
 /** What matchers and templates read of a request, computed once per call in one pass. */
 export interface RequestView {
   model: string;
+  /**
+   * Whether the request's model is one the script lists (its `models:`, else its default
+   * model), or none at all: the `unknown_model` matcher reads it.
+   */
+  modelListed: boolean;
   /** Text of the last user message ("" when there is none). */
   lastUser: string;
+  /** The request's messages, not copied: `conversation_contains` reads every user message. */
+  messages: readonly Message[];
   /** Whether the last message of the conversation is a tool result. */
   lastIsToolResult: boolean;
   /** The tool the last message answers: the name of the call its id points to, else its name. */

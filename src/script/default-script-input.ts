@@ -100,6 +100,14 @@ export function defaultScriptInput(): ScriptInput {
         reply: "Done. I have finished the task: {{match.1}} is updated and everything is complete."
       },
       {
+        name: "probe-nochange-rejected",
+        match: {
+          conversation_contains: "PROBE-NOCHANGE"
+        },
+        repeat: true,
+        reply: "Done. I have checked again: the task is finished and everything is complete."
+      },
+      {
         name: "help",
         repeat: true,
         reply: "modelstub default script. Put one of these markers in your message: PROBE-ECHO, PROBE-PWD, PROBE-READ <path>, PROBE-SLOW, PROBE-NOCHANGE <path>. Or serve your own script with `modelstub serve --script FILE`."

@@ -61,8 +61,13 @@ export const BreakSchema = z.strictObject({
 export const MatchSchema = z.strictObject({
   contains: z.string().optional().describe("The last user message contains this text."),
   regex: z.string().optional().describe("The last user message (its first 65,536 characters) matches this regex: JavaScript syntax without backreferences or lookarounds, run in linear time (RE2); groups fill {{match.N}} / {{match.NAME}}."),
-  ignore_case: z.boolean().optional().describe("contains and regex ignore case."),
+  ignore_case: z.boolean().optional().describe("contains, conversation_contains and regex ignore case."),
+  conversation_contains: z.string().optional().describe("Some user message of the conversation (the last one or an earlier one) contains this text: a later turn of a conversation that a marker started."),
   model: z.string().optional().describe("The request's model is exactly this."),
+  unknown_model: z
+    .boolean()
+    .optional()
+    .describe("true: the request names a model the script's models: do not list (with no models:, any but its default model), as for a 404 model_not_found; false: a listed model or none."),
   tool_result: z
     .union([z.boolean(), z.string()])
     .optional()

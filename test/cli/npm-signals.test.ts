@@ -21,12 +21,14 @@ function startUnderNpm(args: string[], cwd: string): Promise<{ npm: ChildProcess
     const npm = spawn("npm", args, { cwd, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, npm_config_update_notifier: "false" } });
     let out = "";
     const exit = new Promise<number | string>((r) => npm.on("exit", (code, signal) => r(code ?? signal ?? -1)));
-    npm.stdout!.on("data", (d: Buffer) => {
+    // The server's listening line is on stderr; npm's own lines are on stdout: both are read.
+    const take = (d: Buffer) => {
       out += d.toString();
       const m = /gRPC listening on (\S+)/.exec(out);
       if (m) resolve({ npm, address: m[1]!, exit });
-    });
-    npm.stderr!.on("data", (d: Buffer) => (out += d.toString()));
+    };
+    npm.stdout!.on("data", take);
+    npm.stderr!.on("data", take);
     void exit.then((code) => reject(new Error(`npm ${args.join(" ")} exited with ${code} before the server listened:\n${out}`)));
   });
 }

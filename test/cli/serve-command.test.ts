@@ -12,10 +12,12 @@ beforeAll(async () => {
 });
 
 describe("modelstub serve", () => {
-  it("serves the built-in default script with no --script, printing where it listens and what it loaded", async () => {
+  it("serves the built-in default script with no --script, printing where it listens and what it loaded on stderr, leaving stdout empty", async () => {
     const { child, address, output, exit } = await startServeProcess(["--grpc", "127.0.0.1:0"]);
     try {
-      expect(output().stdout).toContain('serving script "default" (8 entries, real clock)');
+      expect(output().stderr).toContain('serving script "default" (9 entries, real clock)');
+      expect(output().stderr).toContain(`modelstub: gRPC listening on ${address}\n`);
+      expect(output().stdout).toBe("");
       const port = createGrpcPort(address);
       const res = await port.generate(userRequest("PROBE-ECHO hello"));
       expect(res.message?.content).toBe("PROBE-ECHO ok: PROBE-ECHO hello");
@@ -56,7 +58,7 @@ describe("modelstub serve", () => {
     await writeFile(file, "entries:\n  - reply: hi\n");
     const { child, output, exit } = await startServeProcess(["--script", file, "--grpc", "127.0.0.1:0"]);
     try {
-      expect(output().stdout).toContain(`serving script ${JSON.stringify(file)} (1 entry, real clock)`);
+      expect(output().stderr).toContain(`serving script ${JSON.stringify(file)} (1 entry, real clock)`);
     } finally {
       child.kill("SIGTERM");
     }

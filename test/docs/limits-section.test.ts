@@ -10,7 +10,7 @@ import { exportChunkBytes } from "../../src/grpc/control-service.js";
 import { maxStatusDetailsWireBytes } from "../../src/grpc/fit-status-details.js";
 import { maxUnwrittenBytes } from "../../src/grpc/model-service.js";
 import { streamResetLimit } from "../../src/grpc/start-grpc-server.js";
-import { maxJsonDepth } from "../../src/http/parse-chat-request.js";
+import { maxJsonDepth } from "../../src/http/read-json-body.js";
 import { httpTimeouts } from "../../src/http/start-http-server.js";
 
 /*

@@ -95,6 +95,8 @@ describe("wire output of the HTTP front", () => {
     const catalog = JSON.parse(String(out[8]!.body));
     expect(catalog.data[0]).toEqual({
       id: "stub-a",
+      canonical_slug: "stub-a",
+      hugging_face_id: "",
       name: "stub-a",
       created: 1_700_000_000,
       description: "",
@@ -104,6 +106,7 @@ describe("wire output of the HTTP front", () => {
       top_provider: { context_length: 8000, max_completion_tokens: null, is_moderated: false },
       per_request_limits: null,
       supported_parameters: ["max_tokens", "seed", "stop", "temperature", "tool_choice", "tools", "top_p"],
+      default_parameters: { temperature: null, top_p: null, frequency_penalty: null },
     });
     expect(JSON.parse(String(out[9]!.body)).data.map((m: { id: string }) => m.id)).toEqual(["stub-img"]);
   });

@@ -192,7 +192,7 @@ describe("modelstub serve --http off loopback", () => {
     try {
       const port = await new Promise<string>((resolve) => {
         const look = () => {
-          const m = /HTTP listening on http:\/\/[^:\s]+:(\d+)/.exec(s.output().stdout);
+          const m = /HTTP listening on http:\/\/[^:\s]+:(\d+)/.exec(s.output().stderr);
           if (m) resolve(m[1]!);
           else setTimeout(look, 20);
         };

@@ -51,15 +51,17 @@ describe("the HTTP front with the official openai client", () => {
   });
   afterAll(() => h.close());
 
-  it("answers a non-streaming call with the scripted text, a derived id, the timeline's created and the usage", async () => {
-    const c = await h.client({ session: "unary" }).chat.completions.create({ model: "stub-large", messages: [{ role: "user", content: "hello" }] });
+  it("answers a non-streaming call with the scripted text, a derived id, the timeline's created, the usage and OpenRouter's provider fields", async () => {
+    const { data: c, response } = await h.client({ session: "unary" }).chat.completions.create({ model: "stub-large", messages: [{ role: "user", content: "hello" }] }).withResponse();
+    expect(response.headers.get("x-generation-id")).toBe("chatcmpl-gen-unary-1");
     expect(c).toEqual({
       id: "chatcmpl-gen-unary-1",
       object: "chat.completion",
       created: 1_700_000_000,
       model: "stub-large",
+      provider: "modelstub",
       system_fingerprint: "fp_modelstub",
-      choices: [{ index: 0, message: { role: "assistant", content: "Hello there, friend.", refusal: null }, logprobs: null, finish_reason: "stop" }],
+      choices: [{ index: 0, message: { role: "assistant", content: "Hello there, friend.", refusal: null }, logprobs: null, finish_reason: "stop", native_finish_reason: "stop" }],
       usage: { prompt_tokens: 7, completion_tokens: 4, total_tokens: 11 },
     });
   });
@@ -182,7 +184,7 @@ describe("the HTTP front with the official openai client", () => {
     await expect(client.models.retrieve("nope")).rejects.toBeInstanceOf(OpenAI.NotFoundError);
   });
 
-  it("logs one record per request with method, path, status, session, entry and the call's sequence", async () => {
+  it("logs one record per request with method, path, status, session, entry, the call's sequence, the model and what the user said", async () => {
     const before = h.logs.length;
     await h.client({ session: "logged" }).chat.completions.create({ model: "m", messages: [{ role: "user", content: "hello" }] });
     await expect.poll(() => h.logs.length).toBe(before + 1);
@@ -193,7 +195,10 @@ describe("the HTTP front with the official openai client", () => {
       session: "logged",
       step: "",
       entry: "entries[0]",
+      entryName: "hello",
       sequence: 1,
+      model: "m",
+      lastUser: "hello",
       outcome: "OK",
       code: "OK",
       declaredMs: 0,

@@ -1,12 +1,19 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startHttpStub, type HttpStub } from "./http-stub.js";
+import { rawRequest, startHttpStub, type HttpStub } from "./http-stub.js";
 
 const script = `
 models:
   - { id: stub-large, name: Stub Large, context_length: 64000, prompt_price: "0.000001" }
   - { id: stub-painter, output_modalities: [image] }
 entries:
+  # A model the script does not list is refused as OpenAI refuses one: 404.
+  - match: { unknown_model: true }
+    repeat: true
+    error: { code: NOT_FOUND, message: "The model does not exist or you do not have access to it." }
+  - match: { contains: hello }
+    repeat: true
+    reply: "Hi there."
   - match: { contains: weather }
     repeat: true
     reply: { tool_calls: [{ name: get_weather, arguments: { city: Paris } }] }
@@ -61,5 +68,64 @@ describe("the OpenRouter dialect, as its harnesses call it", () => {
     const first: unknown[] = [];
     for await (const chunk of raw) first.push(chunk.choices[0]?.delta);
     expect(first[0]).toEqual({ role: "assistant", content: null });
+  });
+
+  it("answers a model the script does not list with a scripted 404, and a listed one as usual", async () => {
+    const client = h.client();
+    const err = await client.chat.completions.create({ model: "gpt-nonexistent", messages: [{ role: "user", content: "hello" }] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((err as InstanceType<typeof OpenAI.NotFoundError>).message).toContain("The model does not exist");
+    const ok = await client.chat.completions.create({ model: "stub-painter", messages: [{ role: "user", content: "hello" }] });
+    expect(ok.choices[0]!.message.content).toBe("Hi there.");
+  });
+
+  it("names the provider and the native finish reason in every chunk, and the generation in an X-Generation-Id header", async () => {
+    const r = await rawRequest(h.base, "POST", "/v1/chat/completions", { model: "stub-large", stream: true, messages: [{ role: "user", content: "hello" }] }, { "x-modelstub-session": "gen-id" });
+    expect(r.headers).toContainEqual(["x-generation-id", "chatcmpl-gen-gen-id-1"]);
+    const chunks = String(r.body)
+      .split("\n\n")
+      .filter((e) => e.startsWith("data: {"))
+      .map((e) => JSON.parse(e.slice(6)) as { provider: string; choices: { finish_reason: string | null; native_finish_reason: string | null }[] });
+    expect(chunks.every((c) => c.provider === "modelstub")).toBe(true);
+    expect(chunks.map((c) => [c.choices[0]!.finish_reason, c.choices[0]!.native_finish_reason])).toEqual([
+      [null, null],
+      [null, null],
+      [null, null],
+      ["stop", "stop"],
+    ]);
+  });
+
+  it("lists the catalog with OpenRouter's canonical_slug, hugging_face_id, supported and default parameters", async () => {
+    const catalog = JSON.parse(String((await rawRequest(h.base, "GET", "/models")).body)) as { data: Record<string, unknown>[] };
+    expect(catalog.data[0]).toMatchObject({
+      id: "stub-large",
+      canonical_slug: "stub-large",
+      hugging_face_id: "",
+      top_provider: { context_length: 64000, max_completion_tokens: null, is_moderated: false },
+      default_parameters: { temperature: null, top_p: null, frequency_penalty: null },
+    });
+    expect(catalog.data[0]!["supported_parameters"]).toContain("tools");
+  });
+});
+
+describe("modelstub serve --openrouter-comments", () => {
+  let h: HttpStub;
+  beforeAll(async () => {
+    h = await startHttpStub(script, { processingComments: true });
+  });
+  afterAll(() => h.close());
+
+  it("begins every stream with OpenRouter's keep-alive comment line, which the SDK skips", async () => {
+    const body = { model: "stub-large", messages: [{ role: "user" as const, content: "hello" }] };
+    const r = await rawRequest(h.base, "POST", "/v1/chat/completions", { ...body, stream: true });
+    expect(String(r.body).startsWith(": OPENROUTER PROCESSING\n\ndata: {")).toBe(true);
+    expect(String(r.body).match(/^: /gm)).toHaveLength(1);
+    const streamed = await h.client().chat.completions.stream(body).finalChatCompletion();
+    expect(streamed.choices[0]!.message.content).toBe("Hi there.");
+  });
+
+  it("leaves unary answers as they were", async () => {
+    const r = await rawRequest(h.base, "POST", "/v1/chat/completions", { model: "stub-large", messages: [{ role: "user", content: "hello" }] });
+    expect(JSON.parse(String(r.body)).choices[0].message.content).toBe("Hi there.");
   });
 });

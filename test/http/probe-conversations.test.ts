@@ -59,6 +59,26 @@ describe("the default script's probes over HTTP", () => {
     expect(help.choices[0]!.message.content).toMatch(/^modelstub default script\. Put one of these markers/);
   });
 
+  it("PROBE-NOCHANGE claims the work again, with no tool call, on each turn a completion check rejects the claim", async () => {
+    const client = h.client({ session: "nochange" });
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: "user", content: "PROBE-NOCHANGE src/a.ts" }];
+    const claims: (string | null)[] = [];
+    // The harness's completion check: git diff is empty, so each claim is rejected in a new user message, up to its limit.
+    for (let rejection = 0; rejection < 3; rejection++) {
+      const turn = await client.chat.completions.create({ model: "modelstub-default", messages, tools });
+      expect(turn.choices[0]!.message.tool_calls ?? []).toEqual([]);
+      expect(turn.choices[0]!.finish_reason).toBe("stop");
+      claims.push(turn.choices[0]!.message.content);
+      messages.push({ role: "assistant", content: turn.choices[0]!.message.content }, { role: "user", content: "Rejected: nothing changed (git diff is empty). Make the change, then say done." });
+    }
+    expect(claims).toEqual([
+      "Done. I have finished the task: src/a.ts is updated and everything is complete.",
+      "Done. I have checked again: the task is finished and everything is complete.",
+      "Done. I have checked again: the task is finished and everything is complete.",
+    ]);
+    expect(h.stub.episode("nochange").calls.map((c) => c.entry)).toEqual(["entries[6]", "entries[7]", "entries[7]"]);
+  });
+
   it("lists the default script's model in both model lists", async () => {
     expect((await h.client().models.list()).data.map((m) => m.id)).toEqual(["modelstub-default"]);
     const catalog = JSON.parse(String((await rawRequest(h.base, "GET", "/models?output_modalities=all")).body));

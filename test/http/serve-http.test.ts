@@ -14,12 +14,12 @@ function serveWithHttp(args: string[]) {
   let stdout = "";
   let stderr = "";
   const exit = new Promise<number>((r) => child.on("exit", (code, signal) => r(code ?? (signal ? 128 : 1))));
-  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
   const ready = new Promise<{ grpc: string; http: string }>((resolve, reject) => {
-    child.stdout.on("data", (d: Buffer) => {
-      stdout += d.toString();
-      const grpc = /gRPC listening on (\S+)/.exec(stdout)?.[1];
-      const http = /HTTP listening on (\S+)/.exec(stdout)?.[1];
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+      const grpc = /gRPC listening on (\S+)/.exec(stderr)?.[1];
+      const http = /HTTP listening on (\S+)/.exec(stderr)?.[1];
       if (grpc && http) resolve({ grpc, http });
     });
     void exit.then((code) => reject(new Error(`serve exited with ${code}:\n${stdout}\n${stderr}`)));
@@ -44,7 +44,14 @@ describe("modelstub serve --http", () => {
     }
     expect(await s.exit).toBe(0);
     // One log line per request on either transport, in the server's JSON log format.
-    const calls = s.stderr().trim().split("\n").map((l) => JSON.parse(l)).filter((l) => l.msg === "call");
+    // JSON log lines; the start-up lines ("modelstub: HTTP listening on ...") are plain text.
+    const calls = s
+      .stderr()
+      .trim()
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.msg === "call");
     expect(calls.map((c) => [c.transport, c.method, c.status, c.session, c.entry, c.outcome])).toEqual([
       ["http", "POST /v1/chat/completions", 200, "both", "entries[4]", "OK"],
       ["grpc", "Generate", undefined, "both", "entries[4]", "OK"],

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `npm run test:interop`: builds the interop clients (build.sh), then runs the scenario suite
-# (run.sh), docs/clients.md's client projects (snippets.sh), the grpcurl session (grpcurl.sh)
-# and the fault-plan matrix in TypeScript and Python (faults.sh); each starts and stops its own servers. Ends with one "N passed, N failed" line; exits 1 on any failure or
+# (run.sh), docs/clients.md's client projects (snippets.sh), the grpcurl session (grpcurl.sh),
+# the fault-plan matrix in TypeScript and Python (faults.sh) and the Anthropic Python SDK against
+# the HTTP front (dialects.sh); each starts and stops its own servers. Ends with one "N passed, N failed" line; exits 1 on any failure or
 # on a missing toolchain (named). npm runs `npm run build` first (pretest:interop).
 set -uo pipefail
 
@@ -27,7 +28,7 @@ if ! bash "$HERE/build.sh"; then
 fi
 
 passed=0; failed=0
-for suite in run.sh snippets.sh grpcurl.sh faults.sh; do
+for suite in run.sh snippets.sh grpcurl.sh faults.sh dialects.sh; do
   echo "== interop: $suite"
   bash "$HERE/$suite" 2>&1 | tee "${TMPDIR:-/tmp}/modelstub-interop-$suite.$$.log"
   rc=${PIPESTATUS[0]}

@@ -26,7 +26,7 @@ describe("modelstub serve --record-dir, at start", () => {
     await writeFile(file, "not a directory\n");
     const r = await serve("--record-dir", file);
     expect(r.code).toBe(2);
-    expect(r.stdout).not.toContain("listening");
+    expect(r.stdout + r.stderr).not.toContain("listening");
     expect(r.stderr).toContain(`modelstub serve: --record-dir ${file}: it is a file, not a directory; give a directory modelstub can write in`);
   });
 

@@ -103,7 +103,7 @@ describe("safety when exposed", () => {
     const { cert, key } = await selfSigned("localhost", "DNS:localhost,IP:127.0.0.1");
     const s = await startServeProcess(["--grpc", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key]);
     try {
-      expect(s.output().stdout).toContain("(TLS)");
+      expect(s.output().stderr).toContain("(TLS)");
       expect((await runCli(["health", "--addr", s.address, "--tls", "--tls-ca", cert])).code).toBe(0);
       // A plaintext probe never gets through the TLS handshake: it cannot connect (2).
       const plain = await runCli(["health", "--addr", s.address, "--timeout", "500ms"]);

@@ -9,11 +9,11 @@ import { callLines, withServe, type ServeProcess } from "./serve-process-fixture
 describe("configuration", () => {
   it("takes the address and the clock from MODELSTUB_* variables, flags winning", async () => {
     const s = await startServeProcess([], { env: { MODELSTUB_GRPC: "127.0.0.1:0", MODELSTUB_CLOCK: "virtual" } });
-    expect(s.output().stdout).toContain("virtual clock");
+    expect(s.output().stderr).toContain("virtual clock");
     s.child.kill("SIGTERM");
     await s.exit;
     const f = await startServeProcess(["--clock", "real"], { env: { MODELSTUB_GRPC: "127.0.0.1:0", MODELSTUB_CLOCK: "virtual" } });
-    expect(f.output().stdout).toContain("real clock");
+    expect(f.output().stderr).toContain("real clock");
     f.child.kill("SIGTERM");
     await f.exit;
   });

@@ -11,13 +11,13 @@ import { callLines, dir, untilDraining, untilRunning, useScratchDir, withServe }
 useScratchDir();
 
 describe("logs", () => {
-  it("write one JSON line per call with session, method, step, entry, outcome, code, declared latency and an error's message", async () => {
+  it("write one JSON line per call with session, method, step, entry and its name, model, what the user said, outcome, code, declared latency and an error's message", async () => {
     const script = join(dir, "logged.yaml");
-    await writeFile(script, "steps:\n  plan:\n    - latency: 20ms\n      reply: hi\n    - error: { code: UNAVAILABLE, message: busy }\n");
+    await writeFile(script, "steps:\n  plan:\n    - name: greet\n      latency: 20ms\n      reply: hi\n    - error: { code: UNAVAILABLE, message: busy }\n");
     const s = await startServeProcess(["--script", script, "--grpc", "127.0.0.1:0"]);
     const port = createGrpcPort(s.address);
     try {
-      await port.generate(userRequest("x"), { session: "logs", step: "plan" });
+      await port.generate(userRequest("please\nplan   the trip to the coast, then book the cheapest train and a hotel near the station"), { session: "logs", step: "plan" });
       await port.generate(userRequest("x"), { session: "logs", step: "plan" }).catch(() => undefined);
       // The list is spent: the line says why, as the status does.
       await port.generate(userRequest("x"), { session: "logs", step: "plan" }).catch(() => undefined);
@@ -30,11 +30,14 @@ describe("logs", () => {
       .output()
       .stderr.trim()
       .split("\n")
+      // The start-up lines ("modelstub: gRPC listening on ...") are plain text on stderr too.
+      .filter((l) => l.startsWith("{"))
       .map((l) => JSON.parse(l) as Record<string, unknown>)
       .filter((l) => l["msg"] === "call");
     expect(calls).toEqual([
-      { level: "info", msg: "call", transport: "grpc", method: "Generate", session: "logs", step: "plan", entry: "steps.plan[0]", sequence: 1, outcome: "OK", code: "OK", declared_ms: 20 },
-      { level: "info", msg: "call", transport: "grpc", method: "Generate", session: "logs", step: "plan", entry: "steps.plan[1]", sequence: 2, outcome: "ERROR", code: "UNAVAILABLE", declared_ms: 0, message: "busy" },
+      // The user's words on one line, cut at 60 characters.
+      { level: "info", msg: "call", transport: "grpc", method: "Generate", session: "logs", step: "plan", entry: "steps.plan[0]", entry_name: "greet", sequence: 1, model: "test-model", last_user: "please plan the trip to the coast, then book the cheapest tr…", outcome: "OK", code: "OK", declared_ms: 20 },
+      { level: "info", msg: "call", transport: "grpc", method: "Generate", session: "logs", step: "plan", entry: "steps.plan[1]", sequence: 2, model: "test-model", last_user: "x", outcome: "ERROR", code: "UNAVAILABLE", declared_ms: 0, message: "busy" },
       {
         level: "info",
         msg: "call",
@@ -44,6 +47,8 @@ describe("logs", () => {
         step: "plan",
         entry: "",
         sequence: 3,
+        model: "test-model",
+        last_user: "x",
         outcome: "ERROR",
         code: "FAILED_PRECONDITION",
         declared_ms: 0,
@@ -55,7 +60,7 @@ describe("logs", () => {
   it("are silent per call with --quiet, and readable text with --log-format text", async () => {
     for (const [flags, check] of [
       [["--quiet"], (err: string) => expect(err).not.toContain("call")],
-      [["--log-format", "text"], (err: string) => expect(err).toContain("modelstub info: call transport=grpc method=Generate session=default entry=entries[4]")],
+      [["--log-format", "text"], (err: string) => expect(err).toContain("modelstub info: call transport=grpc method=Generate session=default entry=entries[4] entry_name=probe-echo sequence=1 model=test-model last_user=\"PROBE-ECHO x\"")],
     ] as const) {
       const s = await startServeProcess(["--grpc", "127.0.0.1:0", ...flags]);
       const port = createGrpcPort(s.address);
@@ -120,6 +125,7 @@ describe("logs", () => {
     const lines = stderr
       .trim()
       .split("\n")
+      .filter((l) => l.startsWith("{"))
       .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines.find((l) => l["msg"] === "configuration")).toMatchObject({
       level: "debug",
@@ -130,7 +136,7 @@ describe("logs", () => {
       from_flags: ["grpc", "log-level"],
       from_env: ["MODELSTUB_CLOCK", "MODELSTUB_CONTROL_TOKEN"],
     });
-    expect(lines.find((l) => l["msg"] === "script loaded")).toEqual({ level: "debug", msg: "script loaded", script: "default", file: "(built-in default)", entries: 8 });
+    expect(lines.find((l) => l["msg"] === "script loaded")).toEqual({ level: "debug", msg: "script loaded", script: "default", file: "(built-in default)", entries: 9 });
   });
 
   const hasScript = spawnSync("script", ["--version"]).status === 0;
@@ -148,7 +154,7 @@ describe("logs", () => {
         const port = createGrpcPort(/gRPC listening on (\S+)/.exec(out)![1]!);
         await port.generate(userRequest("PROBE-ECHO tty"));
         port.close();
-        await expect.poll(() => out).toContain("modelstub info: call transport=grpc method=Generate session=default entry=entries[4]");
+        await expect.poll(() => out).toContain("modelstub info: call transport=grpc method=Generate session=default entry=entries[4] entry_name=probe-echo sequence=1 model=test-model last_user=\"PROBE-ECHO tty\"");
         expect(out).not.toContain('{"level"');
       } finally {
         child.kill("SIGTERM");

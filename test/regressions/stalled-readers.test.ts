@@ -95,7 +95,7 @@ async function startServer() {
   // The HTTP line follows the gRPC one.
   let http: string | undefined;
   for (let i = 0; i < 100 && !http; i++) {
-    http = /HTTP listening on (\S+)/.exec(server.output().stdout)?.[1];
+    http = /HTTP listening on (\S+)/.exec(server.output().stderr)?.[1];
     if (!http) await new Promise((r) => setTimeout(r, 50));
   }
   const control = createControlClient(server.address);

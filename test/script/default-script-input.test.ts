@@ -25,7 +25,7 @@ describe("the built-in default script's validated form", () => {
     const fromInput = defaultScript();
     expect(shape(fromInput)).toStrictEqual(shape(fromText));
     expect(fromInput.name).toBe("default");
-    expect(fromInput.entryCount).toBe(8);
+    expect(fromInput.entryCount).toBe(9);
   });
 
   it("is a fresh object on every call, so nothing compiled from one can change the next", () => {

@@ -30,7 +30,7 @@ describe("modelstub validate", () => {
     vi.restoreAllMocks();
     expect(err).toBe("");
     expect(code).toBe(0);
-    expect(out).toBe("examples/hello.yaml: ok (1 entry in 1 list)\nexamples/default.yaml: ok (8 entries in 1 list)\n");
+    expect(out).toBe("examples/hello.yaml: ok (1 entry in 1 list)\nexamples/default.yaml: ok (9 entries in 1 list)\n");
   });
 
   it("exits 1 when any one of several files is bad, and still checks the others", async () => {

@@ -22,12 +22,13 @@ export function startServeProcess(args: string[], opts: { env?: NodeJS.ProcessEn
     let stdout = "";
     let stderr = "";
     const exit = new Promise<number>((r) => child.on("exit", (code, signal) => r(code ?? (signal ? 128 : 1))));
-    child.stdout!.on("data", (d: Buffer) => {
-      stdout += d.toString();
-      const m = /gRPC listening on (\S+)/.exec(stdout);
+    child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
+    // The start-up and listening lines are on stderr, with the log.
+    child.stderr!.on("data", (d: Buffer) => {
+      stderr += d.toString();
+      const m = /gRPC listening on (\S+)/.exec(stderr);
       if (m) resolve({ child, address: m[1]!, output: () => ({ stdout, stderr }), exit });
     });
-    child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
     void exit.then((code) => reject(new Error(`modelstub serve exited with ${code} before listening:\n${stdout}\n${stderr}`)));
   });
 }

@@ -1,0 +1,48 @@
+import type { ServerResponse } from "node:http";
+import type { Stub } from "../engine/create-stub.js";
+import { Code } from "../shared/status-code.js";
+import { anthropicErrorOf, anthropicErrorShape } from "./anthropic-error.js";
+import { messageBody, MessageStreamWriter, messageStopEvent, sseEvent } from "./anthropic-wire.js";
+import { answerCall, refused, type CallTarget } from "./answer-call.js";
+import type { Dialect } from "./dialect.js";
+import { badRequestError } from "./http-error.js";
+import type { HttpRequestLog } from "./http-log.js";
+import { parseAnthropicRequest } from "./parse-anthropic-request.js";
+import { sendError } from "./send.js";
+
+// route.ts shapes the front's own errors on /v1/messages (405, 413) with it.
+export { anthropicErrorShape } from "./anthropic-error.js";
+
+/** Anthropic Messages on the wire. */
+const messagesDialect: Dialect = {
+  errorOf: anthropicErrorOf,
+  // The SDKs read it as the answer's `_request_id`; derived from the response id, so the same every run.
+  headers: (id) => [["request-id", `req_${id}`]],
+  // `created` has no place in Anthropic's message.
+  unaryBody: (response) => messageBody(response),
+  stream() {
+    const writer = new MessageStreamWriter();
+    return {
+      frame: (f) => writer.frame(f),
+      end: () => messageStopEvent,
+      // Anthropic's error event, then the end of the body without message_stop: the SDKs throw it.
+      error: (e) => sseEvent("error", e.body),
+    };
+  },
+};
+
+/**
+ * `POST /v1/messages`: one model call on the stub, answered as Anthropic's Messages API does,
+ * unary or as server-sent events, and recorded in the same episode as the same call over chat
+ * completions or gRPC. Resolves with the log fields once the answer has ended; never rejects
+ * (a parser bug rejects, and the server answers 500).
+ */
+export async function anthropicMessages(stub: Stub, res: ServerResponse, body: string, target: CallTarget): Promise<Partial<HttpRequestLog>> {
+  const parsed = parseAnthropicRequest(body);
+  if ("error" in parsed) {
+    sendError(res, badRequestError(parsed.error, anthropicErrorShape));
+    return { status: 400, ...refused(Code.INVALID_ARGUMENT, parsed.error.message) };
+  }
+  const { request, stream } = parsed.value;
+  return answerCall(stub, res, { request, stream }, target, messagesDialect);
+}

@@ -1,0 +1,162 @@
+import { FinishReason, type GenerateResponse, type GenerateStreamResponse, type Usage } from "../../gen/modelstub/v1/model_pb.js";
+
+// Anthropic Messages wire shapes: the unary `message` object and the SSE events of a stream.
+
+/** The wire `id` of a message: the engine's response id, which derives from session and sequence. */
+export function messageId(engineId: string): string {
+  return `msg_${engineId}`;
+}
+
+const stopReasons: Record<number, string> = {
+  [FinishReason.STOP]: "end_turn",
+  [FinishReason.LENGTH]: "max_tokens",
+  [FinishReason.TOOL_CALLS]: "tool_use",
+  [FinishReason.CONTENT_FILTER]: "refusal",
+};
+
+function stopReasonOf(reason: FinishReason): string {
+  return stopReasons[reason] ?? "end_turn";
+}
+
+/**
+ * Usage as Anthropic sends it on an ordinary call: no prompt cache (so its counts are 0) and the
+ * standard tier. Key for key what the SDKs' stream accumulators end with (see MessageStreamWriter),
+ * so a reassembled stream says what unary says.
+ */
+function usageOf(u: Usage | undefined) {
+  return {
+    input_tokens: u?.inputTokens ?? 0,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+    cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+    output_tokens: u?.outputTokens ?? 0,
+    service_tier: "standard",
+  };
+}
+
+/**
+ * A tool call's `input`: its arguments text parsed. Anthropic's input is always an object, and a
+ * script's mapping is written as one; a script may also write arguments as a JSON text that is a
+ * list or a string, which is `input` as that value, as the SDKs' stream accumulators read the
+ * same fragments. Empty arguments are `{}`, as they read an empty run of input_json_delta.
+ * Scripts load only valid JSON arguments; a text that still failed to parse would go as a string.
+ */
+export function inputOf(args: string): unknown {
+  if (args === "") return {};
+  try {
+    return JSON.parse(args);
+  } catch {
+    return args;
+  }
+}
+
+/** A whole `message` object for a unary call. */
+export function messageBody(response: GenerateResponse): object {
+  const m = response.message;
+  const content: object[] = [];
+  // Anthropic sends no empty text block before tool calls; an empty reply has no blocks at all.
+  if (m && m.content !== "") content.push({ type: "text", text: m.content });
+  for (const c of m?.toolCalls ?? []) content.push({ type: "tool_use", id: c.id, name: c.name, input: inputOf(c.arguments) });
+  return {
+    id: messageId(response.id),
+    type: "message",
+    role: "assistant",
+    model: response.model,
+    content,
+    stop_reason: stopReasonOf(response.finishReason),
+    stop_sequence: null,
+    usage: usageOf(response.usage),
+  };
+}
+
+/** One SSE event of type `type`: Anthropic names every event, and the Python SDK skips unnamed ones. */
+export function sseEvent(type: string, body: object): string {
+  return `event: ${type}\ndata: ${JSON.stringify(body)}\n\n`;
+}
+
+/** The last event of a stream that ended well. */
+export const messageStopEvent = sseEvent("message_stop", { type: "message_stop" });
+
+/**
+ * Turns engine stream frames into Anthropic's SSE events, one engine frame to its own events, so
+ * the chunking is exactly the script's: message_start and ping before the first; a text frame is
+ * a text_delta of block 0; a tool call's first frame starts a tool_use block (closing the one
+ * before), its argument fragments are input_json_delta; the final frame closes the open block and
+ * sends message_delta. message_stop follows (end()).
+ *
+ * The engine counts tokens only in its final frame, so message_start carries zero counts and
+ * message_delta the real ones: input_tokens, output_tokens and both cache counts, which is every
+ * count the SDKs' accumulators take from it, so finalMessage() reports the unary usage.
+ */
+export class MessageStreamWriter {
+  private started = false;
+  /** The index of the open content block, -1 when none is open. */
+  private open = -1;
+  /** How many content blocks were started. */
+  private blocks = 0;
+  /** The engine's index of the tool call whose block is open, -1 when none (or text) is. */
+  private tool = -1;
+
+  private start(f: GenerateStreamResponse): string {
+    const message = { id: messageId(f.id), type: "message", role: "assistant", model: f.model, content: [], stop_reason: null, stop_sequence: null, usage: usageOf(undefined) };
+    return sseEvent("message_start", { type: "message_start", message }) + sseEvent("ping", { type: "ping" });
+  }
+
+  private close(): string {
+    if (this.open < 0) return "";
+    const out = sseEvent("content_block_stop", { type: "content_block_stop", index: this.open });
+    this.open = -1;
+    return out;
+  }
+
+  private begin(block: object): string {
+    const out = this.close();
+    this.open = this.blocks++;
+    return out + sseEvent("content_block_start", { type: "content_block_start", index: this.open, content_block: block });
+  }
+
+  private delta(delta: object): string {
+    return sseEvent("content_block_delta", { type: "content_block_delta", index: this.open, delta });
+  }
+
+  /** The SSE text of one engine frame: message_start and ping first, then its own events. */
+  frame(f: GenerateStreamResponse): string {
+    let out = "";
+    if (!this.started) {
+      this.started = true;
+      out += this.start(f);
+    }
+    switch (f.frame.case) {
+      case "textDelta":
+        // An empty chunk says nothing: unary sends no empty text block either. The engine sends
+        // all text before any tool call, so the text block is block 0 when there is one.
+        if (f.frame.value === "") return out;
+        if (this.open < 0 || this.tool >= 0) out += this.begin({ type: "text", text: "" });
+        this.tool = -1;
+        return out + this.delta({ type: "text_delta", text: f.frame.value });
+      case "toolCallDelta": {
+        const d = f.frame.value;
+        if (d.index !== this.tool || this.open < 0) {
+          out += this.begin({ type: "tool_use", id: d.id, name: d.name, input: {} });
+          this.tool = d.index;
+        }
+        return d.arguments === "" ? out : out + this.delta({ type: "input_json_delta", partial_json: d.arguments });
+      }
+      case "final": {
+        const { finishReason, usage } = f.frame.value;
+        const u = usageOf(usage);
+        out += this.close();
+        return (
+          out +
+          sseEvent("message_delta", {
+            type: "message_delta",
+            delta: { stop_reason: stopReasonOf(finishReason), stop_sequence: null },
+            usage: { input_tokens: u.input_tokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: u.output_tokens },
+          })
+        );
+      }
+      case undefined:
+        return out;
+    }
+  }
+}

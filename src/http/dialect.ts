@@ -1,0 +1,35 @@
+import type { GenerateResponse, GenerateStreamResponse } from "../../gen/modelstub/v1/model_pb.js";
+import type { CallStatus } from "../script/compiled-script.js";
+import type { HttpError } from "./http-error.js";
+
+/**
+ * One HTTP dialect of a model call (chat completions, Anthropic Messages, OpenAI Responses): how
+ * the engine's answer is written on the wire. The call itself is run the same way for every
+ * dialect (answerCall, answer-call.ts), so all of them record the same episode.
+ */
+export interface Dialect {
+  /** The error answer for an engine status: HTTP status, headers, body in the dialect's shape. */
+  errorOf(status: CallStatus): HttpError;
+  /** The whole body of a unary answer. `created` is the call's declared start in epoch seconds. */
+  unaryBody(response: GenerateResponse, created: number): object;
+  /** Headers of a successful answer, from the engine's response id (none when absent). */
+  headers?(id: string): [string, string][];
+  /** A writer for one streamed answer, made when its first frame arrives. */
+  stream(created: number): DialectStream;
+}
+
+/** Writes one streamed answer as server-sent events. */
+export interface DialectStream {
+  /** The SSE text of one engine frame, the final frame included (may be several events, or none). */
+  frame(f: GenerateStreamResponse): string;
+  /** What follows the final frame of a stream that ended well (OpenAI's `[DONE]`; may be ""). */
+  end(): string;
+  /** The event that reports an error once the 200 and some events have gone out. */
+  error(e: HttpError): string;
+}
+
+/** The headers of every streamed answer. */
+export const sseHeaders: [string, string][] = [
+  ["content-type", "text/event-stream; charset=utf-8"],
+  ["cache-control", "no-cache"],
+];

@@ -1,0 +1,51 @@
+import { createHash } from "node:crypto";
+
+/** Sessions remembered at most: the oldest is forgotten first, so a long run holds little. */
+const maxSessions = 1024;
+
+/**
+ * The last request the script dropped, per session, by a digest of its body: a client library
+ * that retries a dead connection (the OpenAI and Anthropic SDKs do, sending
+ * `x-stainless-retry-count: N`) sends the same body again, and the engine then drops that retry
+ * too when no entry answers it (CallInput.retryOfDrop), instead of a 404 "no entry matches".
+ * Only digests are kept; a body is hashed only when its call was dropped or it is a retry.
+ */
+export class DroppedRequests {
+  private readonly last = new Map<string, string>();
+
+  /** Remembers that `session`'s request with this body was dropped. */
+  dropped(session: string, body: BodyDigest): void {
+    this.last.delete(session);
+    this.last.set(session, body());
+    if (this.last.size > maxSessions) this.last.delete(this.last.keys().next().value!);
+  }
+
+  /** Whether a request is a library's retry (retry count ≥ 1) of the session's last dropped request. */
+  isRetryOfDrop(session: string, body: BodyDigest, retryCount: number): boolean {
+    if (retryCount < 1) return false;
+    const d = this.last.get(session);
+    return d !== undefined && d === body();
+  }
+}
+
+/** A request body's digest, computed when first asked for. */
+export type BodyDigest = () => string;
+
+/**
+ * The digest of `body`, when asked for. A body up to 64 KiB is held by the call until then (most
+ * calls never ask); a larger one is hashed now, so a call that waits does not hold megabytes.
+ */
+export function bodyDigest(body: string): BodyDigest {
+  const hash = (text: string) => createHash("sha256").update(text).digest("base64");
+  if (body.length > 65_536) {
+    const d = hash(body);
+    return () => d;
+  }
+  let d: string | undefined;
+  return () => (d ??= hash(body));
+}
+
+/** The retry count a Stainless-generated SDK sends (`x-stainless-retry-count`); 0 when absent or not a number. */
+export function retryCountOf(header: string): number {
+  return /^\d{1,4}$/.test(header) ? Number(header) : 0;
+}

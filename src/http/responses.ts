@@ -1,0 +1,38 @@
+import type { ServerResponse } from "node:http";
+import type { Stub } from "../engine/create-stub.js";
+import { Code } from "../shared/status-code.js";
+import { answerCall, refused, type CallTarget } from "./answer-call.js";
+import type { Dialect } from "./dialect.js";
+import { badRequestError, httpErrorOf } from "./http-error.js";
+import type { HttpRequestLog } from "./http-log.js";
+import { parseResponsesRequest, type ResponseEcho } from "./parse-responses-request.js";
+import { ResponsesEventWriter } from "./responses-stream.js";
+import { responseBody } from "./responses-wire.js";
+import { sendError } from "./send.js";
+
+/** The Responses API on the wire; `echo` is what each answer repeats of its request. */
+function responsesDialect(echo: ResponseEcho): Dialect {
+  return {
+    // OpenAI's error body and the same status table as chat completions.
+    errorOf: (status) => httpErrorOf(status),
+    unaryBody: (response, created) => responseBody(response, created, echo),
+    stream: (created) => new ResponsesEventWriter(created, echo),
+  };
+}
+
+/**
+ * `POST /v1/responses` (also `/responses`): one model call on the stub, answered as OpenAI's
+ * Responses API does, a `response` object or its server-sent events with `"stream": true`.
+ * Resolves with the log fields once the answer has ended; never rejects (a parser bug rejects,
+ * and the server answers 500).
+ */
+export async function responses(stub: Stub, res: ServerResponse, body: string, target: CallTarget): Promise<Partial<HttpRequestLog>> {
+  // Parsed here, so the body's text is not held by a call that waits on a slow reader.
+  const parsed = parseResponsesRequest(body);
+  if ("error" in parsed) {
+    sendError(res, badRequestError(parsed.error));
+    return { status: 400, ...refused(Code.INVALID_ARGUMENT, parsed.error.message) };
+  }
+  const { request, stream, echo } = parsed.value;
+  return answerCall(stub, res, { request, stream }, target, responsesDialect(echo));
+}

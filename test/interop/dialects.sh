@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The HTTP dialects from another language: the official Anthropic Python SDK (pinned in
+# python/requirements-dialects.txt, installed into .cache/interop/venv-dialects) runs a tool loop
+# unary and streaming, and meets a retried 429, 529 overloaded_error, a 400 and a mid-stream error
+# (python/anthropic_loop.py) against `modelstub serve --http` with dialects.yaml on the virtual clock.
+#
+#   test/interop/dialects.sh      (builds dist/ first: npm run build, under a lock)
+#
+# Prints "N passed, N failed"; exits 1 on a failure.
+set -uo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+CACHE="$ROOT/.cache/interop"
+VENV="$CACHE/venv-dialects"
+REQS="$HERE/python/requirements-dialects.txt"
+
+fail_early() { echo "dialects.sh: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
+command -v node >/dev/null 2>&1 || fail_early "node not found: install Node 20+"
+command -v python3 >/dev/null 2>&1 || fail_early "python3 not found: install Python 3.10+ with venv"
+python3 -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' \
+  || fail_early "python3 is $(python3 --version 2>&1): anthropic 2.16.0 needs Python 3.10+"
+
+# dist/ is what bin/modelstub.js runs; the lock keeps parallel builds of one checkout apart.
+(cd "$ROOT" && flock /tmp/modelstub-build.lock npm run build > /dev/null 2>&1) || fail_early "npm run build failed: run it at the repository root to see why"
+
+# The venv, rebuilt when the pins or the Python version change.
+stamp="$( { python3 --version 2>&1; cat "$REQS"; } | sha256sum | cut -d' ' -f1)"
+if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV.stamp" 2>/dev/null)" != "$stamp" ]; then
+  rm -rf "$VENV" "$VENV.stamp"
+  mkdir -p "$CACHE"
+  python3 -m venv "$VENV" || fail_early "python3 -m venv failed"
+  "$VENV/bin/python" -m pip install --disable-pip-version-check -q --no-input -r "$REQS" \
+    || fail_early "pip install of python/requirements-dialects.txt failed"
+  echo "$stamp" > "$VENV.stamp"
+fi
+
+source "$HERE/lib.sh"
+interop_setup dialects "dialects: "
+
+# Like lib.sh's start_server, for the HTTP front: its address from the "HTTP listening on" line.
+MODELSTUB_CLOCK=virtual node "$ROOT/bin/modelstub.js" serve --script "$HERE/dialects.yaml" --grpc 127.0.0.1:0 --http 127.0.0.1:0 > "$WORK/server.log" 2>&1 &
+SERVER_PID=$!
+BASE=""
+for _ in $(seq 100); do
+  BASE="$(sed -n 's/^modelstub: HTTP listening on //p' "$WORK/server.log")"
+  [ -n "$BASE" ] && break
+  kill -0 "$SERVER_PID" 2>/dev/null || break
+  sleep 0.1
+done
+if [ -z "$BASE" ]; then
+  bad "server start"; indent < "$WORK/server.log"; echo "$passed passed, $failed failed"; exit 1
+fi
+ok "server listening on $BASE"
+
+"$VENV/bin/python" "$HERE/python/anthropic_loop.py" -base "$BASE" > "$WORK/py.txt" 2> "$WORK/py.err"
+rc=$?
+while IFS= read -r line; do
+  case "$line" in
+    "ok   "*) ok "python: ${line#ok   }" ;;
+    "FAIL "*) bad "python: ${line#FAIL }" ;;
+  esac
+done < "$WORK/py.txt"
+if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$WORK/py.txt"; then bad "python: anthropic_loop.py exited $rc"; indent < "$WORK/py.err"; fi
+stop_server
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
