@@ -1,6 +1,6 @@
 import { Role, type GenerateRequest, type GenerateResponse, type Message, type ToolCall, type Usage } from "../../gen/modelstub/v1/model_pb.js";
 import type { CompiledReply, TemplateContext } from "../script/compiled-script.js";
-import { countRequestTokens, countTokens } from "./count-tokens.js";
+import { countReplyTokens, countRequestTokens } from "../shared/count-tokens.js";
 import { splitChunks } from "../shared/split-chunks.js";
 import { maxTemplateOutputBytes, TemplateTooLargeError } from "../shared/template-too-large-error.js";
 
@@ -43,11 +43,7 @@ export function renderReply(reply: CompiledReply, ctx: TemplateContext, request:
     for (const c of toolCalls) size += Buffer.byteLength(c.arguments);
     if (size > maxTemplateOutputBytes) throw new TemplateTooLargeError(size);
   }
-  let output = reply.usage.output;
-  if (output === undefined) {
-    output = countTokens(text);
-    for (const c of toolCalls) output += countTokens(c.name) + countTokens(c.arguments);
-  }
+  const output = reply.usage.output ?? countReplyTokens(text, toolCalls);
   const input = reply.usage.input ?? countRequestTokens(request);
   const usage: Usage = { $typeName: "modelstub.v1.Usage", inputTokens: input, outputTokens: output, totalTokens: input + output };
   const message: Message = { $typeName: "modelstub.v1.Message", role: Role.ASSISTANT, content: text, toolCalls, toolCallId: "", name: "" };

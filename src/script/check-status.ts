@@ -94,3 +94,14 @@ export function checkStatus(e: ErrorInput, path: (string | number)[], report: Re
     );
   }
 }
+
+/**
+ * Whether a trailer can be scripted as it is (a recorder keeps only those): a lowercase name
+ * outside gRPC's and HTTP's own, a printable ASCII value without space at either end, base64 for
+ * a `-bin` name.
+ */
+export function isScriptableTrailer(name: string, value: string): boolean {
+  if (!/^[a-z][a-z0-9._-]*$/.test(name) || name.startsWith("grpc-") || name in httpOwned) return false;
+  if (badCharacter(value) || value !== value.trim()) return false;
+  return !name.endsWith("-bin") || base64.test(value);
+}

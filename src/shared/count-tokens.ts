@@ -27,3 +27,10 @@ export function countRequestTokens(req: GenerateRequest): number {
   }
   return n;
 }
+
+/** Output tokens of a reply: countTokens of its text, plus each tool call's name and arguments. */
+export function countReplyTokens(text: string, toolCalls: readonly { name: string; arguments: string }[]): number {
+  let n = countTokens(text);
+  for (const c of toolCalls) n += countTokens(c.name) + countTokens(c.arguments);
+  return n;
+}

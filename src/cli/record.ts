@@ -1,0 +1,121 @@
+import { isLoopbackHost } from "../grpc/is-loopback-host.js";
+import { splitAddress } from "../grpc/start-grpc-server.js";
+import { parseHttpAddress } from "../http/start-http-server.js";
+import { createGrpcUpstream } from "../recorder/grpc-upstream.js";
+import { createOpenAiUpstream } from "../recorder/openai-upstream.js";
+import { startRecorder } from "../recorder/start-recorder.js";
+import type { Upstream, UpstreamOptions } from "../recorder/upstream.js";
+import { catchStopSignals } from "./catch-stop-signals.js";
+import { durationOption, formatOptionsHelp, resolveOptions, UsageError, type OptionSpec } from "./options.js";
+
+const specs: OptionSpec[] = [
+  { name: "upstream", type: "string", arg: "URL", description: "The real model: an OpenAI-compatible base URL (http://127.0.0.1:8000/v1, https://api.openai.com/v1), or grpc://HOST:PORT for a ModelService (another modelstub, a gateway)." },
+  { name: "out", type: "string", arg: "FILE", description: "The script written: after every call (atomically) and at shutdown." },
+  { name: "grpc", type: "string", arg: "HOST:PORT", default: "127.0.0.1:50051", description: "Where clients call the recorder over gRPC, as `serve --grpc`. Loopback only." },
+  { name: "http", type: "string", arg: "HOST:PORT", description: "Also serve the HTTP front here, as `serve --http`. Loopback only. Off unless given." },
+  { name: "upstream-key-env", type: "string", arg: "NAME", description: "Read the upstream's API key from this environment variable; it is sent upstream as `authorization: Bearer KEY` and nowhere else." },
+  { name: "model", type: "string", arg: "ID", description: "The model sent upstream when a request names none (and named in those replies, as the script's defaults.model)." },
+  { name: "redact", type: "string", arg: "NAMES", description: "Comma-separated header and JSON field names to keep out of the script (recorded trailers, tool call arguments at any depth)." },
+  { name: "keep-chunks", type: "boolean", description: "Keep the upstream stream's text chunks as explicit `chunks` (default: the words rule)." },
+  { name: "latency", type: "boolean", description: "Record each call's observed latency (first byte and per chunk for a stream); default none, so the replay answers at once." },
+  { name: "upstream-timeout", type: "string", arg: "DURATION", default: "60s", description: "An upstream call not answered in full by then is recorded as `timeout: true`." },
+  { name: "help", type: "boolean", description: "Print this help." },
+];
+
+const usage = `usage: modelstub record --upstream URL --out FILE [options]
+
+Serves the fronts \`serve\` serves (gRPC ModelService, and the HTTP front with --http) and
+forwards every model call to a real model, recording each answer as the next entry of a script:
+by step id when the call names one, in call order otherwise. Clients see what the replay will
+send (ids, tool call ids, chunks). Upstream errors become scripted errors of the same status
+(429 with its retry hints), timeouts \`timeout: true\`. Stop it with SIGTERM or SIGINT: it writes
+FILE and prints the command that replays it. One session is recorded, the first that calls.
+Exit codes: 0 stopped and written, 1 the script could not be written, 2 bad arguments or an
+address that cannot be bound.
+
+${formatOptionsHelp(specs)}
+`;
+
+/** The upstream an --upstream URL names. */
+function upstreamOf(url: string, o: UpstreamOptions): Upstream {
+  if (url.startsWith("grpc://")) return createGrpcUpstream(url.slice("grpc://".length), o);
+  if (/^https?:\/\/[^/]/.test(url)) return createOpenAiUpstream(url, o);
+  throw new UsageError(`--upstream must be an http(s):// base URL (like http://127.0.0.1:8000/v1) or grpc://HOST:PORT, not ${JSON.stringify(url)}`);
+}
+
+function loopback(name: string, host: string): void {
+  if (!isLoopbackHost(host)) throw new UsageError(`--${name} must be a loopback address: the recorder holds your upstream credentials and takes no token`);
+}
+
+/** `modelstub record`: a recording proxy, until SIGTERM or SIGINT. */
+export async function record(argv: string[]): Promise<number> {
+  let stop: ReturnType<typeof catchStopSignals> | undefined;
+  try {
+    const { options } = resolveOptions(specs, argv);
+    if (options["help"]) {
+      process.stdout.write(usage);
+      return 0;
+    }
+    const url = options["upstream"] as string | undefined;
+    const out = options["out"] as string | undefined;
+    if (!url) throw new UsageError("give --upstream URL: the model to record");
+    if (!out) throw new UsageError("give --out FILE: where the script goes");
+    const keyEnv = options["upstream-key-env"] as string | undefined;
+    const apiKey = keyEnv !== undefined ? process.env[keyEnv] : undefined;
+    if (keyEnv !== undefined && !apiKey) throw new UsageError(`--upstream-key-env: the variable ${keyEnv} is not set`);
+    const grpc = options["grpc"] as string;
+    loopback("grpc", splitAddress(grpc).host);
+    const http = options["http"] as string | undefined;
+    if (http !== undefined) loopback("http", parseHttpAddress(http).host);
+    const model = options["model"] as string | undefined;
+    const timeoutMs = durationOption(options, "upstream-timeout", { example: "60s", allowZero: false });
+    const names = ((options["redact"] as string | undefined) ?? "").split(",").map((n) => n.trim()).filter((n) => n !== "");
+    const upstream = upstreamOf(url, { apiKey, model, timeoutMs });
+    stop = catchStopSignals();
+    let recorder;
+    try {
+      recorder = await startRecorder({
+        upstream,
+        grpc,
+        http,
+        out,
+        keepChunks: options["keep-chunks"] === true,
+        latency: options["latency"] === true,
+        redaction: { secrets: apiKey ? [apiKey] : [], names: new Set([...names, ...names.map((n) => n.toLowerCase())]) },
+        defaultModel: model,
+      });
+    } catch (err) {
+      upstream.close();
+      process.stderr.write(`modelstub record: cannot listen: ${(err as Error).message}\n`);
+      return 2;
+    }
+    process.stderr.write(`modelstub record: recording ${upstream.describe} into ${out}\n`);
+    process.stderr.write(`modelstub record: gRPC listening on ${recorder.grpcAddress}\n`);
+    if (recorder.httpUrl) process.stderr.write(`modelstub record: HTTP listening on ${recorder.httpUrl.replace(/\/v1$/, "")}\n`);
+    await stop.received;
+    try {
+      await recorder.close();
+    } catch (err) {
+      process.stderr.write(`${(err as Error).message}\n`);
+      return 1;
+    }
+    const calls = recorder.recording.calls;
+    const session = recorder.recording.session;
+    if (calls === 0) {
+      process.stderr.write(`modelstub record: no calls were made; ${out} was not written\n`);
+      return 0;
+    }
+    const fronts = `${http !== undefined ? ` --http ${http}` : ""}`;
+    process.stderr.write(`modelstub record: wrote ${out}: ${calls} call${calls === 1 ? "" : "s"} of session "${session}"\n`);
+    process.stdout.write(`modelstub serve --script ${out}${fronts}\n`);
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`modelstub record: ${err.message}\n\n${usage}`);
+      return 2;
+    }
+    throw err;
+  } finally {
+    stop?.release();
+  }
+}

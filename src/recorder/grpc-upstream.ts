@@ -1,0 +1,102 @@
+import { FinishReason, type GenerateResponse } from "../../gen/modelstub/v1/model_pb.js";
+import { createGrpcPort } from "../port/grpc-port.js";
+import { ModelCallError } from "../port/model-port.js";
+import { Code } from "../shared/status-code.js";
+import { msSince, type Upstream, type UpstreamCall, type UpstreamOptions, type UpstreamReply, type UpstreamResult } from "./upstream.js";
+
+
+const finishNames: Record<number, UpstreamReply["finishReason"]> = {
+  [FinishReason.STOP]: "stop",
+  [FinishReason.LENGTH]: "length",
+  [FinishReason.TOOL_CALLS]: "tool_calls",
+  [FinishReason.CONTENT_FILTER]: "content_filter",
+};
+
+const finishOf = (f: FinishReason, tools: number): UpstreamReply["finishReason"] => finishNames[f] ?? (tools > 0 ? "tool_calls" : "stop");
+
+/** A unary response as the recorder keeps it. */
+function replyOf(res: GenerateResponse): UpstreamReply {
+  const m = res.message;
+  const calls = (m?.toolCalls ?? []).map((c) => ({ id: c.id, name: c.name, arguments: c.arguments }));
+  const text = m?.content ?? "";
+  const usage = res.usage ? { input: res.usage.inputTokens, output: res.usage.outputTokens } : undefined;
+  return { text, chunks: text ? [text] : [], toolCalls: calls, finishReason: finishOf(res.finishReason, calls.length), usage, model: res.model };
+}
+
+/**
+ * A status that ended an upstream call, as a result: DEADLINE_EXCEEDED under the client's own
+ * deadline is the client's cut-off (replayed as a hang the same deadline ends), under the
+ * recorder's a timeout; the rest are errors.
+ */
+function statusResult(err: unknown, totalMs: number, clientDeadline: boolean): UpstreamResult {
+  if (!(err instanceof ModelCallError)) return { kind: "error", code: Code.UNAVAILABLE, message: `upstream failed: ${(err as Error).message}`, trailers: [], totalMs };
+  if (err.code === Code.DEADLINE_EXCEEDED) return clientDeadline ? { kind: "aborted", reason: "deadline", totalMs } : { kind: "timeout", totalMs };
+  return { kind: "error", code: err.code, message: err.details, trailers: err.trailers.map(([k, v]) => [k, v]), totalMs };
+}
+
+/**
+ * A gRPC ModelService as the recorder's upstream (another modelstub, or a gateway speaking
+ * modelstub.v1), at `address` HOST:PORT over plaintext. The call keeps the client's session and
+ * step; a stream keeps its text deltas as the upstream cut them; a stream that ends with a
+ * status after some content is a broken stream. No credentials are sent over plaintext.
+ */
+export function createGrpcUpstream(address: string, options: UpstreamOptions = {}): Upstream {
+  const port = createGrpcPort(address);
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  return {
+    describe: `grpc://${address}`,
+    close: () => port.close(),
+    async call({ method, request, session, step, signal, budgetMs }: UpstreamCall): Promise<UpstreamResult> {
+      const t0 = performance.now();
+      // The client's deadline goes upstream, so an upstream that hangs is cut off as the client would cut it.
+      const clientDeadline = budgetMs <= timeoutMs;
+      const req = request.model || !options.model ? request : { ...request, model: options.model };
+      const o = { session, ...(step && !request.stepId ? { step } : {}), signal, timeoutMs: Math.min(timeoutMs, budgetMs) };
+      if (method === "generate") {
+        try {
+          const res = await port.generate(req, o);
+          const total = msSince(t0);
+          return { kind: "reply", reply: replyOf(res), firstByteMs: total, totalMs: total };
+        } catch (err) {
+          if (signal.aborted) return { kind: "aborted", reason: "cancelled", totalMs: msSince(t0) };
+          return statusResult(err, msSince(t0), clientDeadline);
+        }
+      }
+      const chunks: string[] = [];
+      const calls: { id: string; name: string; arguments: string }[] = [];
+      let finish = FinishReason.UNSPECIFIED;
+      let usage: UpstreamReply["usage"];
+      let model = "";
+      let firstByteMs = -1;
+      let sent = 0;
+      const reply = (): UpstreamReply => ({ text: chunks.join(""), chunks, toolCalls: calls.filter((c) => c), finishReason: finishOf(finish, calls.length), usage, model });
+      try {
+        for await (const f of port.generateStream(req, o)) {
+          model = f.model;
+          if (f.frame.case === "final") {
+            finish = f.frame.value.finishReason;
+            if (f.frame.value.usage) usage = { input: f.frame.value.usage.inputTokens, output: f.frame.value.usage.outputTokens };
+            continue;
+          }
+          if (firstByteMs < 0) firstByteMs = msSince(t0);
+          sent++;
+          if (f.frame.case === "textDelta") chunks.push(f.frame.value);
+          else if (f.frame.case === "toolCallDelta") {
+            const d = f.frame.value;
+            const c = (calls[d.index] ??= { id: "", name: "", arguments: "" });
+            if (d.id) c.id = d.id;
+            c.name += d.name;
+            c.arguments += d.arguments;
+          }
+        }
+        return { kind: "reply", reply: reply(), firstByteMs: Math.max(firstByteMs, 0), totalMs: msSince(t0) };
+      } catch (err) {
+        if (signal.aborted) return { kind: "aborted", reason: "cancelled", totalMs: msSince(t0) };
+        if (sent > 0 && err instanceof ModelCallError) {
+          return { kind: "reply", reply: reply(), firstByteMs, totalMs: msSince(t0), broke: { afterChunks: sent, message: err.details, code: err.code, trailers: err.trailers.map(([k, v]) => [k, v]) } };
+        }
+        return statusResult(err, msSince(t0), clientDeadline);
+      }
+    },
+  };
+}

@@ -1,0 +1,136 @@
+import type { CallInput } from "../engine/call-input.js";
+import type { CallResult } from "../engine/call-result.js";
+import type { Stub } from "../engine/stub.js";
+import type { DraftEntry, ScriptDraft } from "../script/write-script.js";
+import { Code } from "../shared/status-code.js";
+import { answerEntry, compileRecordedEntry } from "./answer-entry.js";
+import { recordEntry, type EntryOptions } from "./record-entry.js";
+import { ToolIds } from "./tool-ids.js";
+import type { Upstream } from "./upstream.js";
+
+/** What the recorder has recorded so far. */
+export interface Recording {
+  /** The session recorded (the first that called), or undefined before the first call. */
+  readonly session: string | undefined;
+  readonly calls: number;
+  /** The script so far, ready for writeScript. */
+  draft(): ScriptDraft;
+}
+
+/** Options of the recording stub. */
+export interface RecordingStubOptions extends EntryOptions {
+  upstream: Upstream;
+  /**
+   * The stub behind everything but model calls (ControlService, model lists): the fronts take a
+   * whole Stub, and the recorder answers model calls only.
+   */
+  inner: Stub;
+  /** The model replies name when a request names none, as the written script's `defaults.model`. */
+  defaultModel: string;
+  /** Told after every recorded call (the CLI writes the script then). */
+  onRecorded?: (recording: Recording) => void;
+}
+
+/**
+ * A Stub whose model calls go to a real model: each call is sent upstream (tool call ids turned
+ * back into the upstream's), its answer becomes the next entry of its list (the step's, or the
+ * main list), and the client is answered from that entry as a replay of the script will answer
+ * it. Calls run one at a time, in arrival order, so entries, ids and the declared timeline are
+ * those of a sequential replay. One session is recorded: the first to call; others are refused.
+ */
+export function createRecordingStub(o: RecordingStubOptions): Stub & { recording: Recording } {
+  const lists = new Map<string, DraftEntry[]>();
+  const ids = new ToolIds();
+  let session: string | undefined;
+  let calls = 0;
+  let timelineMs = 0;
+  let running = 0;
+  let draining = false;
+  let usedDefaultModel = false;
+  let queue: Promise<unknown> = Promise.resolve();
+
+  const recording: Recording = {
+    get session() {
+      return session;
+    },
+    get calls() {
+      return calls;
+    },
+    draft(): ScriptDraft {
+      const header = [
+        `Recorded by \`modelstub record\` from ${o.upstream.describe}: ${calls} call${calls === 1 ? "" : "s"} of session "${session ?? "default"}".`,
+        `Replay: modelstub serve --script FILE, and send the same requests in order${session && session !== "default" ? ` in session "${session}"` : ""}.`,
+      ];
+      const draft: ScriptDraft = { header, name: `recorded from ${o.upstream.describe}`, lists: [...lists].map(([key, entries]) => ({ key, entries })) };
+      if (usedDefaultModel && o.defaultModel !== "modelstub") draft.defaults = { model: o.defaultModel };
+      return draft;
+    },
+  };
+
+  const refuse = (code: number, message: string): CallResult => ({ kind: "status", status: { code, message, trailers: [] } });
+
+  async function record(input: CallInput): Promise<CallResult> {
+    if (draining) return refuse(Code.UNAVAILABLE, "modelstub record is shutting down");
+    session ??= input.session;
+    if (input.session !== session) {
+      return refuse(Code.FAILED_PRECONDITION, `modelstub record records one session, "${session}", and this call is in "${input.session}": record each session with its own recorder`);
+    }
+    const fromRequest = input.request.stepId;
+    const fromMetadata = input.stepFromMetadata ?? "";
+    if (fromRequest && fromMetadata && fromRequest !== fromMetadata) {
+      return refuse(Code.INVALID_ARGUMENT, `the request's step_id ${JSON.stringify(fromRequest)} and metadata x-modelstub-step ${JSON.stringify(fromMetadata)} disagree; send one of them`);
+    }
+    const step = fromRequest || fromMetadata;
+    let list = lists.get(step);
+    if (!list) lists.set(step, (list = []));
+    const sequence = ++calls;
+    const ref = step ? `steps.${step}[${list.length}]` : `entries[${list.length}]`;
+    if (!input.request.model) usedDefaultModel = true;
+    input.onStart?.({ sequence, startMs: timelineMs });
+    const result = await o.upstream.call({ method: input.method, request: ids.toUpstream(input.request), session, step, signal: input.signal, budgetMs: input.budgetMs ?? Infinity });
+    const method = input.method === "stream" ? "GenerateStream" : "Generate";
+    const where = `call ${sequence} (${method}${step ? `, step ${step}` : ""}) -> ${o.upstream.describe}`;
+    const recorded = recordEntry(result, where, o, input.method === "stream");
+    let compiled;
+    try {
+      compiled = compileRecordedEntry(recorded.entry);
+    } catch (err) {
+      // Unreachable for what recordEntry writes; kept a status, never a crash of the recorder.
+      recorded.comments.push(`not recorded: ${(err as Error).message.split("\n")[0]}`);
+      recorded.entry = { error: { code: "INTERNAL", message: "modelstub record could not write this reply as a script entry" } };
+      compiled = compileRecordedEntry(recorded.entry);
+    }
+    list.push({ comments: recorded.comments, entry: recorded.entry });
+    if (result.kind === "reply" && compiled.action.kind === "reply" && compiled.action.reply.toolCalls.length > 0) {
+      ids.remember(session, sequence, result.reply.toolCalls.map((c) => c.id));
+    }
+    const model = input.request.model || o.defaultModel;
+    const answer = await answerEntry(compiled, { session, sequence, ref, model, step }, input);
+    timelineMs += answer.declaredMs;
+    o.onRecorded?.(recording);
+    return answer.result;
+  }
+
+  const call = (input: CallInput): Promise<CallResult> => {
+    running++;
+    const run = queue.then(() => record(input));
+    queue = run.catch(() => undefined);
+    return run
+      .catch((err): CallResult => refuse(Code.INTERNAL, `modelstub record: ${(err as Error).message}`))
+      .finally(() => running--);
+  };
+
+  return {
+    ...o.inner,
+    // Spread copies properties, not the prototype's getters: the clock and script are read here.
+    clock: o.inner.clock,
+    script: o.inner.script,
+    recording,
+    call,
+    inFlight: () => running,
+    drain() {
+      draining = true;
+      o.inner.drain();
+    },
+  };
+}

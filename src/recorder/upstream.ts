@@ -1,0 +1,65 @@
+import type { GenerateRequest } from "../../gen/modelstub/v1/model_pb.js";
+
+/** A reply the upstream gave, as the recorder keeps it. */
+export interface UpstreamReply {
+  text: string;
+  /** The text as the upstream's stream cut it (a unary reply: the text, whole). */
+  chunks: string[];
+  /** Tool calls with the upstream's own ids. */
+  toolCalls: { id: string; name: string; arguments: string }[];
+  finishReason: "stop" | "length" | "tool_calls" | "content_filter";
+  /** The upstream's counts, when it gave them. */
+  usage: { input: number; output: number } | undefined;
+  /** The model the upstream says answered. */
+  model: string;
+}
+
+/** A stream the upstream cut short: after how many of its deltas, and the status it ended with (default UNAVAILABLE). */
+export interface UpstreamBreak {
+  afterChunks: number;
+  message: string;
+  code?: number;
+  trailers?: [string, string][];
+}
+
+/** How an upstream call ended; times are measured, in whole ms from sending the request. */
+export type UpstreamResult =
+  | { kind: "reply"; reply: UpstreamReply; firstByteMs: number; totalMs: number; broke?: UpstreamBreak }
+  | { kind: "error"; code: number; message: string; trailers: [string, string][]; httpStatus?: number; totalMs: number }
+  | { kind: "timeout"; totalMs: number }
+  /** The client went away (its deadline or cancel) before the upstream answered. */
+  | { kind: "aborted"; reason: "deadline" | "cancelled"; totalMs: number };
+
+/** One upstream call: the request (tool call ids already the upstream's), streamed or not. */
+export interface UpstreamCall {
+  method: "generate" | "stream";
+  request: GenerateRequest;
+  /** The client's session and step (from the request or its metadata), for an upstream that reads them. */
+  session: string;
+  step: string;
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+  /** The client's deadline, in ms from now (Infinity for none): an upstream that takes deadlines gets it. */
+  budgetMs: number;
+}
+
+/** A real model endpoint the recorder forwards to. */
+export interface Upstream {
+  /** Where it is, for comments and messages (never with credentials). */
+  readonly describe: string;
+  call(call: UpstreamCall): Promise<UpstreamResult>;
+  close(): void;
+}
+
+/** Options every upstream takes. */
+export interface UpstreamOptions {
+  /** Sent as `authorization: Bearer KEY` upstream only; never recorded or logged. */
+  apiKey?: string | undefined;
+  /** The model to send when a request names none. */
+  model?: string | undefined;
+  /** An upstream call not answered in full by then ends as a timeout (default 60 s). */
+  timeoutMs?: number | undefined;
+}
+
+/** Milliseconds since `t0`, whole. */
+export const msSince = (t0: number) => Math.max(0, Math.round(performance.now() - t0));

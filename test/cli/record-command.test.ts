@@ -1,0 +1,62 @@
+import { spawn } from "node:child_process";
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import OpenAI from "openai";
+import { afterEach, describe, expect, it } from "vitest";
+import { loadScriptText } from "../../src/script/load-script.js";
+import { startFakeUpstream, type FakeUpstream } from "../support/fake-openai-upstream.js";
+import { cliPath, repoRoot, runCli } from "../support/run-cli.js";
+
+/** Starts `modelstub record ARGS`; resolves once its HTTP front listens. */
+function startRecord(args: string[], env: NodeJS.ProcessEnv) {
+  return new Promise<{ url: string; stop: () => Promise<{ code: number; stdout: string; stderr: string }> }>((resolve, reject) => {
+    const child = spawn(process.execPath, [cliPath, "record", ...args], { env: { ...process.env, ...env }, cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    const exit = new Promise<number>((r) => child.on("exit", (code, signal) => r(code ?? (signal ? 128 : 1))));
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+      const m = /HTTP listening on (\S+)/.exec(stderr);
+      if (m) resolve({ url: `${m[1]}/v1`, stop: async () => (child.kill("SIGTERM"), { code: await exit, stdout, stderr }) });
+    });
+    void exit.then((code) => reject(new Error(`modelstub record exited with ${code} before listening:\n${stderr}`)));
+  });
+}
+
+describe("modelstub record", { timeout: 60_000 }, () => {
+  let upstream: FakeUpstream | undefined;
+  afterEach(async () => upstream?.close());
+
+  it("records through its HTTP front, writes the script at SIGTERM, prints the replay command, and never the key", async () => {
+    upstream = await startFakeUpstream([
+      { kind: "json", message: { content: "Hello from upstream." }, finish: "stop", usage: { prompt_tokens: 3, completion_tokens: 4 } },
+      { kind: "error", status: 429, message: "slow down", headers: { "retry-after": "2" } },
+    ]);
+    const out = join(await mkdtemp(join(tmpdir(), "modelstub-record-")), "recorded.yaml");
+    const rec = await startRecord(["--upstream", upstream.baseUrl, "--out", out, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--upstream-key-env", "REC_TEST_KEY"], { REC_TEST_KEY: "sk-cli-SECRET" });
+    const client = new OpenAI({ baseURL: rec.url, apiKey: "x", maxRetries: 0 });
+    const first = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] });
+    expect(first.choices[0]!.message.content).toBe("Hello from upstream.");
+    await expect(client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "again" }] })).rejects.toMatchObject({ status: 429 });
+    const { code, stdout, stderr } = await rec.stop();
+    expect(code).toBe(0);
+    expect(stdout).toBe(`modelstub serve --script ${out} --http 127.0.0.1:0\n`);
+    expect(stderr).toContain(`modelstub record: wrote ${out}: 2 calls of session "default"`);
+    expect(upstream.received[0]!.headers["authorization"]).toBe("Bearer sk-cli-SECRET");
+    const script = await readFile(out, "utf8");
+    expect(loadScriptText(script, out).entryCount).toBe(2);
+    expect(`${script}${stdout}${stderr}`).not.toContain("sk-cli-SECRET");
+    expect((await runCli(["validate", out])).code).toBe(0);
+  });
+
+  it("refuses a missing upstream, an unset key variable and a non-loopback address with exit 2", async () => {
+    expect((await runCli(["record", "--out", "x.yaml"])).code).toBe(2);
+    const unset = await runCli(["record", "--upstream", "http://127.0.0.1:9/v1", "--out", "x.yaml", "--upstream-key-env", "REC_TEST_UNSET"]);
+    expect(unset.code).toBe(2);
+    expect(unset.stderr).toContain("REC_TEST_UNSET is not set");
+    expect((await runCli(["record", "--upstream", "http://127.0.0.1:9/v1", "--out", "x.yaml", "--grpc", "0.0.0.0:0"])).code).toBe(2);
+    expect((await runCli(["record", "--upstream", "ftp://x", "--out", "x.yaml"])).code).toBe(2);
+  });
+});
