@@ -85,9 +85,15 @@ function reassemble(stream: ClientReadableStream<ExportEpisodeResponse>): Promis
 export function createControlClient(address: string, opts: { token?: string; credentials?: ChannelCredentials; channelOptions?: ChannelOptions } = {}): ControlClient {
   const client = new ControlClientCtor(address, opts.credentials ?? grpcCredentials.createInsecure(), opts.channelOptions) as unknown as Client &
     Record<string, (req: object, md: Metadata, o: object, cb: (e: ServiceError | null, r: unknown) => void) => void>;
-  const metadata = () => {
+  /**
+   * A call about one session also carries it as `x-modelstub-session` metadata, as model calls
+   * do: a balancer that hashes the header (docs/deploy.md) then sends LoadScript, GetEpisode,
+   * Reset and Verify to the instance that holds the session. The server reads the body's.
+   */
+  const metadata = (session?: unknown) => {
     const md = new Metadata();
     if (opts.token) md.set("authorization", `Bearer ${opts.token}`);
+    if (typeof session === "string" && session !== "" && /^[\x20-\x7e]*$/.test(session)) md.set("x-modelstub-session", session);
     return md;
   };
   const control: ControlClient = {
@@ -95,14 +101,14 @@ export function createControlClient(address: string, opts: { token?: string; cre
       return new Promise((resolve, reject) => {
         // Plain objects are welcome: they become the method's request message here.
         const input = ControlService.methods.find((m) => m.name === method)!.input as DescMessage;
-        client[method]!(create(input, request as never), metadata(), { deadline: Date.now() + (options?.timeoutMs ?? 10_000) }, (err, res) =>
+        client[method]!(create(input, request as never), metadata((request as { session?: unknown }).session), { deadline: Date.now() + (options?.timeoutMs ?? 10_000) }, (err, res) =>
           err ? reject(new ModelCallError(err.code, err.details)) : resolve(res as never),
         );
       });
     },
     exportEpisode(session, options) {
       const exportEpisode = (client as unknown as Record<string, StreamingMethod>)["ExportEpisode"]!;
-      const stream = exportEpisode.call(client, create(ExportEpisodeRequestSchema, { session }), metadata(), { deadline: Date.now() + (options?.timeoutMs ?? 60_000) });
+      const stream = exportEpisode.call(client, create(ExportEpisodeRequestSchema, { session }), metadata(session), { deadline: Date.now() + (options?.timeoutMs ?? 60_000) });
       return reassemble(stream);
     },
     async listSessions(options) {

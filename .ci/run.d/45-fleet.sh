@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The fleet (issue 18): three modelstub instances behind HAProxy, 60 sessions from three client
+# processes, one instance stopped (test/fleet/fleet-test.mjs, on deploy/haproxy/haproxy.cfg as
+# shipped); then the deployment files: `haproxy -c` on both HAProxy configs, the Kubernetes
+# manifests and the Envoy config through .ci/fleet/manifest-check (Go: strict decoding into the
+# Kubernetes and Envoy types, Envoy's proto validation rules, cross-references; its header says
+# what it does not check), the ConfigMap's script through `modelstub validate`, and the checker
+# itself fed misspelt copies, which it must refuse. Installs haproxy with apt-get when missing.
+# Ends with "N passed, N failed" (every check of every part).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+t0=$SECONDS
+passed=0
+failed=0
+tmp="$(mktemp -d /tmp/modelstub-fleet-ci.XXXXXX)"
+fleet_pid=""
+# The fleet test stops its instances and HAProxy itself, on its way out and on SIGTERM/SIGINT;
+# if this step is interrupted, pass the signal on and wait for it to do so.
+cleanup() { if [ -n "$fleet_pid" ]; then kill "$fleet_pid" 2>/dev/null; wait "$fleet_pid" 2>/dev/null; fi; rm -rf "$tmp"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+add() { # adds the totals of the last "N passed, N failed" line of a log
+  local line
+  line="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$1" | tail -n 1)"
+  if [ -z "$line" ]; then failed=$(( failed + 1 )); return; fi
+  read -r p _ f _ <<<"$line"
+  passed=$(( passed + p )); failed=$(( failed + f ))
+}
+one() { # one check of this script: name, then the command
+  local name="$1"; shift
+  if "$@" >"$tmp/one.log" 2>&1; then passed=$(( passed + 1 )); echo "ok   $name"
+  else failed=$(( failed + 1 )); echo "FAIL $name"; sed 's/^/     /' "$tmp/one.log"; fi
+}
+refuses() { ! "$@"; }
+
+if ! command -v haproxy >/dev/null; then
+  echo "fleet: installing haproxy"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends haproxy >/dev/null
+fi
+# HTTP/2 to servers over cleartext (proto h2) and tcp-check send-binary need HAProxy 2.2 or later.
+hv="$(haproxy -v | sed -nE '1s/.*version ([0-9]+\.[0-9]+).*/\1/p')"
+one "haproxy $hv is 2.2 or later" awk -v v="$hv" 'BEGIN { split(v, a, "."); exit !(a[1] > 2 || (a[1] == 2 && a[2] >= 2)) }'
+[ -f dist/src/port/grpc-port.js ] || flock /tmp/modelstub-build.lock npm run build --silent
+
+echo "== the fleet"
+node test/fleet/fleet-test.mjs >"$tmp/fleet.log" 2>&1 &
+fleet_pid=$!
+tail -f --pid="$fleet_pid" -n +1 "$tmp/fleet.log" &
+wait "$fleet_pid"
+fleet_pid=""
+wait
+add "$tmp/fleet.log"
+echo "fleet: the fleet test took $(( SECONDS - t0 )) s"
+
+echo "== the deployment files"
+cfg_env=(FLEET_BIND=127.0.0.1:1 FLEET_ADMIN_SOCKET="$tmp/admin.sock" MS1_GRPC=127.0.0.1:2 MS1_HTTP=127.0.0.1:3 MS2_GRPC=127.0.0.1:4 MS2_HTTP=127.0.0.1:5 MS3_GRPC=127.0.0.1:6 MS3_HTTP=127.0.0.1:7)
+one "haproxy -c deploy/haproxy/haproxy.cfg" env "${cfg_env[@]}" haproxy -c -q -f deploy/haproxy/haproxy.cfg
+one "haproxy -c deploy/haproxy/haproxy-k8s.cfg" env FLEET_ADMIN_SOCKET="$tmp/admin.sock" haproxy -c -q -f deploy/haproxy/haproxy-k8s.cfg
+mkdir -p "$tmp/scripts"
+(cd .ci/fleet/manifest-check && go run . -scripts "$tmp/scripts" ../../../deploy/k8s/*.yaml) 2>&1 | tee "$tmp/manifests.log"
+add "$tmp/manifests.log"
+for s in "$tmp"/scripts/*.yaml; do one "modelstub validate ConfigMap script $(basename "$s")" node bin/modelstub.js validate "$s"; done
+# The checker must refuse what is wrong: a misspelt probe field, an Envoy field that does not
+# exist, and a route that hashes another header.
+sed 's/readinessProbe:/readinesProbe:/' deploy/k8s/deployment.yaml > "$tmp/bad-deployment.yaml"
+sed 's/stream_idle_timeout:/stream_idle_timeout_ms:/' deploy/k8s/envoy.yaml > "$tmp/bad-envoy-field.yaml"
+sed 's/header_name: x-modelstub-session/header_name: x-session/' deploy/k8s/envoy.yaml > "$tmp/bad-envoy-hash.yaml"
+for bad in bad-deployment bad-envoy-field bad-envoy-hash; do
+  one "manifest-check refuses $bad.yaml" refuses bash -c "cd .ci/fleet/manifest-check && go run . $tmp/$bad.yaml"
+done
+
+echo "fleet: step took $(( SECONDS - t0 )) s"
+printf '%s passed, %s failed\n' "$passed" "$failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,230 @@
+#!/usr/bin/env node
+// The fleet test (issue 18): three modelstub instances behind HAProxy (deploy/haproxy/haproxy.cfg,
+// unchanged), gRPC over h2c on both sides, sessions placed by consistent hashing on
+// x-modelstub-session. Several client processes drive 60 sessions at once through the balancer;
+// a fourth instance, alone, is driven the same way as the reference. Then one instance is
+// stopped. Prints one line per check and ends with "N passed, N failed"; exits 1 on a failure.
+// Waits on events (stderr lines, HAProxy's runtime API, process exits), never on the clock.
+//
+//   node test/fleet/fleet-test.mjs [--keep DIR]    (needs dist/ and haproxy on PATH)
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { checkRequest, servingReply } from "./h2-health-check.mjs";
+import { modelPb } from "./fleet-lib.mjs";
+import { connect, freePorts, HAPROXY_CFG, REPO, serverStats, startHaproxy, startModelstub, waitForServers } from "./fleet-lib.mjs";
+
+const { values: o } = parseArgs({ options: { keep: { type: "string" } } });
+const SESSIONS = Array.from({ length: 60 }, (_, i) => `fleet-${String(i).padStart(2, "0")}`);
+const WORKERS = 3;
+const work = o.keep ?? fs.mkdtempSync(path.join(os.tmpdir(), "modelstub-fleet-"));
+fs.mkdirSync(work, { recursive: true });
+const SHARED = path.join(work, "episodes"); // stands for a volume every instance mounts
+const serverScript = path.join(REPO, "test/fleet/server-script.yaml");
+
+let passed = 0;
+let failed = 0;
+function check(name, ok, detail = "") {
+  if (ok) passed++;
+  else failed++;
+  console.log(`${ok ? "ok  " : "FAIL"} ${name}${detail ? `: ${detail}` : ""}`);
+}
+const eq = (a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0;
+
+const started = [];
+async function cleanup() {
+  await Promise.allSettled(started.map((p) => p.stop()));
+}
+process.on("SIGINT", () => cleanup().then(() => process.exit(130)));
+process.on("SIGTERM", () => cleanup().then(() => process.exit(143)));
+
+/** Runs client processes, each driving its share of `sessions`; merges their JSON answers. */
+async function drive(grpcAddr, httpUrl, sessions, phase, processes = WORKERS) {
+  const shares = Array.from({ length: processes }, (_, w) => sessions.filter((_, i) => i % processes === w)).filter((s) => s.length);
+  const outs = await Promise.all(
+    shares.map(
+      (share) =>
+        new Promise((resolve, reject) => {
+          const child = spawn(process.execPath, [path.join(REPO, "test/fleet/fleet-worker.mjs"), "--grpc", grpcAddr, "--http", httpUrl, "--sessions", share.join(","), "--phase", phase], { stdio: ["ignore", "pipe", "inherit"] });
+          let out = "";
+          child.stdout.on("data", (d) => (out += d));
+          child.on("exit", (code) => {
+            const parsed = out.trim() ? JSON.parse(out.trim().split("\n").pop()) : { error: `no output (exit ${code})` };
+            parsed.error ? reject(new Error(`client process (${share[0]}...): ${parsed.error}`)) : resolve(parsed);
+          });
+        }),
+    ),
+  );
+  return Object.assign({}, ...outs);
+}
+
+async function episodes(client, sessions) {
+  const out = {};
+  for (const s of sessions) {
+    const r = await client.control("GetEpisode", s, { bytesOnly: true });
+    out[s] = { bytes: r.response.episodeBinpb, instance: r.instance };
+  }
+  return out;
+}
+
+try {
+  // ---- the fleet, the reference and the balancer
+  const [bind, refGrpc, refHttp, ...ports] = await freePorts(9);
+  // Each process joins `started` as soon as it runs, so a failed start still stops the others.
+  const start = (opts) => startModelstub(opts).then((m) => (started.push(m), m));
+  const [ms1, ms2, ms3, ref] = await Promise.all([
+    ...[0, 1, 2].map((i) => start({ name: `ms${i + 1}`, grpcPort: ports[2 * i], httpPort: ports[2 * i + 1], recordDir: path.join(SHARED, `ms${i + 1}`), script: serverScript })),
+    start({ name: "reference", grpcPort: refGrpc, httpPort: refHttp, script: serverScript }),
+  ]);
+  const fleet = [ms1, ms2, ms3];
+  const adminSocket = path.join(work, "haproxy.sock");
+  const lb = await startHaproxy({ bind: `127.0.0.1:${bind}`, adminSocket, instances: fleet });
+  started.push(lb);
+  const balancer = `127.0.0.1:${bind}`;
+  console.log(`fleet: ${fleet.map((m) => `${m.name} ${m.grpc}`).join(", ")}; HAProxy on ${balancer}; reference ${ref.grpc}; work dir ${work}`);
+
+  // ---- health: HAProxy's own gRPC health check, and health through the balancer
+  const cfg = fs.readFileSync(HAPROXY_CFG, "utf8");
+  check("the config's tcp-check bytes are the HTTP/2 Health/Check exchange test/fleet/h2-health-check.mjs builds",
+    cfg.includes(`tcp-check send-binary ${checkRequest.toString("hex")}\n`) && cfg.includes(`tcp-check expect binary ${servingReply.toString("hex")}\n`));
+  await waitForServers(adminSocket, ["ms1", "ms2", "ms3"], "UP");
+  check("HAProxy's active gRPC health check passes on all three instances (L7OK)", true);
+  const lbClient = connect(balancer);
+  const healthRuns = await Promise.all([0, 1, 2, 3, 4, 5].map(() => lbClient.healthCheck("")));
+  check("grpc.health.v1 Check through the balancer answers SERVING",
+    healthRuns.every((r) => r.response.status === 1), `answered by ${[...new Set(healthRuns.map((r) => r.instance))].sort().join(",")}`);
+  const healthCli = await new Promise((resolve) => {
+    const c = spawn(process.execPath, ["bin/modelstub.js", "health", "--addr", balancer, "--service", "modelstub.v1.ControlService"], { cwd: REPO, stdio: "ignore" });
+    c.on("exit", resolve);
+  });
+  check("`modelstub health --addr <balancer>` exits 0", healthCli === 0, `exit ${healthCli}`);
+
+  // ---- 60 sessions from 3 client processes through the balancer; the same against one instance
+  const [viaFleet, viaRef] = await Promise.all([
+    drive(balancer, `http://${balancer}`, SESSIONS, "load"),
+    drive(ref.grpc, ref.http, SESSIONS, "load"),
+  ]);
+  check("every session's calls were answered through the balancer", SESSIONS.every((s) => viaFleet[s]?.instances.length === 7));
+  const owner = Object.fromEntries(SESSIONS.map((s) => [s, viaFleet[s].instances[0]]));
+  const split = SESSIONS.filter((s) => new Set(viaFleet[s].instances).size !== 1 || !owner[s]);
+  check("each session's calls (LoadScript, 5 model calls over gRPC and HTTP, VerifySession) all reached one instance",
+    split.length === 0, split.map((s) => `${s}: ${viaFleet[s].instances.join(",")}`).join("; "));
+  const counts = Object.fromEntries(fleet.map((m) => [m.name, SESSIONS.filter((s) => owner[s] === m.name).length]));
+  console.log(`fleet: sessions per instance: ${JSON.stringify(counts)}`);
+  check("the sessions are spread over more than one instance", Object.values(counts).filter((n) => n > 0).length >= 2, JSON.stringify(counts));
+  check("every reply through the fleet equals the single instance's", SESSIONS.every((s) => JSON.stringify(viaFleet[s].texts) === JSON.stringify(viaRef[s].texts)));
+  check("VerifySession through the fleet equals the single instance's", SESSIONS.every((s) => JSON.stringify(viaFleet[s].verify) === JSON.stringify(viaRef[s].verify)));
+
+  // Each instance's own view (direct, not through the balancer): ListSessions, aggregated.
+  const direct = Object.fromEntries(fleet.map((m) => [m.name, connect(m.grpc)]));
+  const listed = {};
+  for (const m of fleet) for (const s of await direct[m.name].listSessions()) (listed[s.name] ??= []).push({ on: m.name, calls: s.calls });
+  const badList = SESSIONS.filter((s) => listed[s]?.length !== 1 || listed[s][0].on !== owner[s] || listed[s][0].calls !== 5);
+  check("ListSessions on each instance, aggregated: every session is on exactly the instance that answered it, with its 5 calls",
+    badList.length === 0, badList.map((s) => `${s}: ${JSON.stringify(listed[s])}`).join("; "));
+
+  const fleetEpisodes = await episodes(lbClient, SESSIONS);
+  const refClient = connect(ref.grpc);
+  const refEpisodes = await episodes(refClient, SESSIONS);
+  const differ = SESSIONS.filter((s) => !eq(fleetEpisodes[s].bytes, refEpisodes[s].bytes));
+  check("GetEpisode through the balancer reached each session's instance", SESSIONS.every((s) => fleetEpisodes[s].instance === owner[s]));
+  check("each session's episode through the balancer is byte-equal to the same session driven against one instance (60 of 60)",
+    differ.length === 0, differ.length ? `${differ.length} differ: ${differ.join(",")}` : "");
+  const calls = (await lbClient.control("GetEpisode", SESSIONS[0])).response.episode.calls;
+  check("an episode holds the session's 5 calls in order (sequence 1..5)", calls.map((c) => c.sequence).join() === "1,2,3,4,5", calls.map((c) => c.sequence).join());
+
+  // ControlService without the session header: the balancer cannot route it by the body's session.
+  const defaultHome = (await lbClient.control("GetEpisode", "default", { bytesOnly: true })).instance;
+  const probe = SESSIONS.find((s) => owner[s] !== defaultHome);
+  const blind = await lbClient.control("GetEpisode", undefined, { session: probe, bytesOnly: true });
+  check("without x-modelstub-session metadata, GetEpisode goes to session \"default\"'s instance, not the session's",
+    blind.instance === defaultHome && !eq(blind.response.episodeBinpb, fleetEpisodes[probe].bytes),
+    `${probe} lives on ${owner[probe]}; the call went to ${blind.instance} and got ${blind.response.episodeBinpb.length} bytes`);
+
+  // The library's control client (and so `modelstub session` and `modelstub episode`) sends the
+  // header itself: GetEpisode through the balancer with no header set by hand.
+  const { createControlClient } = await import(path.join(REPO, "dist/src/port/control-client.js"));
+  const library = createControlClient(balancer);
+  try {
+    const viaLibrary = await library.call("GetEpisode", { session: probe, bytesOnly: true });
+    check("the library's control client sends x-modelstub-session itself: GetEpisode through the balancer reaches the session's instance",
+      eq(viaLibrary.episodeBinpb, fleetEpisodes[probe].bytes), `${probe}: got ${viaLibrary.episodeBinpb.length} bytes`);
+  } finally {
+    library.close();
+  }
+
+  // Long streams side by side: 24 sessions, two 1,000-frame GenerateStream calls each, at once.
+  const words = Array.from({ length: 1000 }, (_, i) => `w${i}`).join(" ");
+  const longs = Array.from({ length: 24 }, (_, i) => `long-${String(i).padStart(2, "0")}`);
+  const longRuns = await Promise.all(longs.map(async (s) => {
+    const out = [];
+    for (let k = 0; k < 2; k++) {
+      out.push(await lbClient.generateStream(s, { model: "modelstub", messages: [{ role: modelPb.Role.USER, content: words }] }).then(
+        (r) => ({ ok: true, frames: r.frames.length, text: r.frames.map((f) => (f.frame.case === "textDelta" ? f.frame.value : "")).join("") }),
+        (e) => ({ ok: false, error: e.message }),
+      ));
+    }
+    return out;
+  }));
+  const longBad = longRuns.flat().filter((r) => !r.ok || r.text !== `fresh session on this instance: ${words}`);
+  check("48 long streams (about 1,000 frames each, 24 at a time) through the balancer all end OK with the whole reply",
+    longBad.length === 0,
+    longBad.length ? `${longBad.length} of 48 failed: ${[...new Set(longBad.map((r) => r.error ?? "wrong text"))].join("; ")}` : `${longRuns.flat()[0].frames} frames each`);
+
+  // ---- stop one instance: the one with the most sessions
+  const victim = fleet.reduce((a, b) => (counts[b.name] > counts[a.name] ? b : a));
+  const survivors = fleet.filter((m) => m !== victim);
+  const orphans = SESSIONS.filter((s) => owner[s] === victim.name);
+  const kept = SESSIONS.filter((s) => owner[s] !== victim.name);
+  console.log(`fleet: stopping ${victim.name} (${orphans.length} sessions) with SIGTERM`);
+  const code = await victim.stop();
+  check(`${victim.name} shut down gracefully (exit 0)`, code === 0, `exit ${code}`);
+  await waitForServers(adminSocket, [victim.name], "DOWN");
+  const rows = await serverStats(adminSocket);
+  check(`HAProxy took ${victim.name} out of every backend (its check failed; the others track it)`,
+    rows.filter((r) => r.svname === victim.name).every((r) => r.status.startsWith("DOWN")) &&
+      rows.filter((r) => r.svname !== victim.name).every((r) => r.status === "UP"));
+
+  const files = orphans.filter((s) => {
+    const f = path.join(victim.recordDir, `${s}.episode.binpb`);
+    return fs.existsSync(f) && eq(fs.readFileSync(f), refEpisodes[s].bytes);
+  });
+  check(`the stopped instance wrote each of its ${orphans.length} sessions' episodes to its --record-dir, byte-equal to the reference`,
+    files.length === orphans.length, `${files.length} of ${orphans.length}`);
+
+  const after = await drive(balancer, `http://${balancer}`, SESSIONS, "more");
+  await drive(ref.grpc, ref.http, kept, "more");
+  const moved = kept.filter((s) => after[s].instances[0] !== owner[s]);
+  check("sessions hashed to the surviving instances stay where they were", moved.length === 0, moved.join(","));
+  const keptEpisodes = await episodes(lbClient, kept);
+  const keptRef = await episodes(refClient, kept);
+  const keptDiffer = kept.filter((s) => !eq(keptEpisodes[s].bytes, keptRef[s].bytes));
+  check(`their episodes go on untouched: ${kept.length} of ${kept.length} byte-equal to the reference after one more call`,
+    keptDiffer.length === 0, keptDiffer.join(","));
+  const orphanOk = orphans.filter((s) => survivors.some((m) => m.name === after[s].instances[0]) && after[s].texts[0] === `fresh session on this instance: six, after the stop, from ${s}`);
+  check("the stopped instance's sessions move to a survivor and start afresh there (new episode, the server's script)",
+    orphanOk.length === orphans.length, `${orphanOk.length} of ${orphans.length}`);
+  const fresh = await episodes(lbClient, orphans);
+  check("...where their episode holds only the call made after the move",
+    (await Promise.all(orphans.map((s) => lbClient.control("GetEpisode", s)))).every((r) => r.response.episode.calls.length === 1) && orphans.every((s) => fresh[s].bytes.length > 0));
+
+  // ResetSession reaches the right instance too.
+  const target = kept[0];
+  const reset = await lbClient.control("ResetSession", target);
+  const afterReset = (await direct[owner[target]].listSessions()).find((s) => s.name === target);
+  check("ResetSession through the balancer resets the session on its instance", reset.instance === owner[target] && reset.response.calls === 6 && afterReset?.calls === 0,
+    `answered by ${reset.instance}, closed ${reset.response.calls} calls, now ${afterReset?.calls}`);
+  const healthAfter = await Promise.all([0, 1, 2, 3].map(() => lbClient.healthCheck("")));
+  check("health through the balancer still answers SERVING with one instance stopped", healthAfter.every((r) => r.response.status === 1 && r.instance !== victim.name));
+
+  for (const c of [lbClient, refClient, ...Object.values(direct)]) c.close();
+} catch (err) {
+  check("the fleet test ran to its end", false, String(err?.stack ?? err));
+} finally {
+  await cleanup();
+  if (!o.keep) fs.rmSync(work, { recursive: true, force: true });
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
