@@ -16,7 +16,7 @@ import type { Stub } from "../engine/create-stub.js";
 import type { CallStatus } from "../script/compiled-script.js";
 import type { CallLog } from "../engine/call-log.js";
 import type { CallResult } from "../engine/call-result.js";
-import { outcomeName, refusedOutcome } from "../log/call-record.js";
+import { ranCallFields, refusedOutcome } from "../log/call-record.js";
 import type { Logger } from "../log/create-logger.js";
 import { Code, codeName } from "../shared/status-code.js";
 import { callSignal, dropCall, metadataText, sessionOf, statusError, stepHeader } from "./call-context.js";
@@ -71,21 +71,7 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
       onLog: logger
         ? (l: CallLog) => {
             reported = true;
-            logger.call({
-              transport: "grpc",
-              method,
-              session: l.session,
-              step: l.step,
-              entry: l.entry,
-              entryName: l.entryName,
-              sequence: l.sequence,
-              model: l.model,
-              lastUser: l.lastUser,
-              outcome: outcomeName(l.outcome),
-              code: codeName(l.code),
-              declaredMs: l.declaredMs,
-              message: l.message,
-            });
+            logger.call({ transport: "grpc", method, session: l.session, step: l.step, ...ranCallFields(l) });
           }
         : undefined,
       /** Logs `status` as a refusal when the engine did not run the call (it reported nothing). */

@@ -3,7 +3,7 @@ import type { GenerateRequest } from "../../gen/modelstub/v1/model_pb.js";
 import type { Stub } from "../engine/create-stub.js";
 import type { CallLog } from "../engine/call-log.js";
 import { codeName } from "../shared/status-code.js";
-import { outcomeName, refusedOutcome } from "../log/call-record.js";
+import { ranCallFields, refusedOutcome } from "../log/call-record.js";
 import type { Dialect, DialectStream } from "./dialect.js";
 import type { BodyDigest, DroppedRequests } from "./dropped-requests.js";
 import { sseHeaders } from "./dialect.js";
@@ -119,17 +119,7 @@ export async function answerCall(stub: Stub, res: ServerResponse, call: DialectC
   // No call log: the stub refused the call before running it (draining, a cap), and it is in
   // no episode; the log line still says who was refused and why.
   const fields: Partial<HttpRequestLog> = log
-    ? {
-        entry: log.entry,
-        entryName: log.entryName,
-        sequence: log.sequence,
-        model: log.model,
-        lastUser: log.lastUser,
-        outcome: outcomeName(log.outcome),
-        code: codeName(log.code),
-        declaredMs: log.declaredMs,
-        message: log.message,
-      }
+    ? ranCallFields(log)
     : result.kind === "status"
       ? refused(result.status.code, result.status.message)
       : {};

@@ -1,4 +1,5 @@
 import { Outcome } from "../../gen/modelstub/v1/episode_pb.js";
+import { codeName } from "../shared/status-code.js";
 
 /**
  * One model call (or HTTP request) as the log sees it, whichever transport carried it: the gRPC
@@ -46,4 +47,35 @@ export const refusedOutcome = "REFUSED";
 /** The name of an outcome, like `STREAM_BROKEN`. */
 export function outcomeName(outcome: Outcome): string {
   return Outcome[outcome] ?? String(outcome);
+}
+
+/** What the engine reports of a call it ran (engine/call-log.ts's CallLog has these fields). */
+export interface RanCall {
+  entry: string;
+  entryName?: string | undefined;
+  sequence: number;
+  model: string;
+  lastUser: string;
+  outcome: Outcome;
+  code: number;
+  declaredMs: number;
+  message?: string | undefined;
+}
+
+/**
+ * The log fields of a call the engine ran, the same on both transports: a field the engine
+ * starts reporting is added here once, not in the gRPC service and the HTTP front each.
+ */
+export function ranCallFields(l: RanCall) {
+  return {
+    entry: l.entry,
+    entryName: l.entryName,
+    sequence: l.sequence,
+    model: l.model,
+    lastUser: l.lastUser,
+    outcome: outcomeName(l.outcome),
+    code: codeName(l.code),
+    declaredMs: l.declaredMs,
+    message: l.message,
+  };
 }
