@@ -20,9 +20,16 @@ export class DroppedRequests {
     if (this.last.size > maxSessions) this.last.delete(this.last.keys().next().value!);
   }
 
-  /** Whether a request is a library's retry (retry count ≥ 1) of the session's last dropped request. */
+  /**
+   * Whether a request is a library's retry (retry count ≥ 1) of the session's last dropped
+   * request. A request that is no retry starts something new: the drop is forgotten, so a later
+   * retry of the same body (after a 503, say) is answered as any call.
+   */
   isRetryOfDrop(session: string, body: BodyDigest, retryCount: number): boolean {
-    if (retryCount < 1) return false;
+    if (retryCount < 1) {
+      this.last.delete(session);
+      return false;
+    }
     const d = this.last.get(session);
     return d !== undefined && d === body();
   }

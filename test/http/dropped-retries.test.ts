@@ -16,6 +16,10 @@ steps:
     - reply: "never seen"
       break: { after_chunks: 0, then: drop }
     - reply: "recovered"
+  then-busy:
+    - reply: "never seen"
+      break: { after_chunks: 0, then: drop }
+    - error: { code: UNAVAILABLE, message: "busy" }
   missed:
     - match: { contains: first }
       reply: "never seen"
@@ -78,5 +82,15 @@ describe("a scripted drop over HTTP, retried by the official SDK", () => {
     const again = await h.client({ session: "fresh", step: "lone", maxRetries: 2 }).chat.completions.create(ask("first")).catch((e: unknown) => e);
     expect(again).toBeInstanceOf(OpenAI.BadRequestError);
     expect(h.stub.episode("fresh").calls.map((c) => c.status?.code ?? Code.OK)).toEqual([Code.OK, Code.FAILED_PRECONDITION]);
+  });
+
+  it("forgets a drop once the session sends a new request: a later retry of the same body after a 503 is answered, not dropped", async () => {
+    expect(await h.client({ session: "then-busy", step: "then-busy", maxRetries: 0 }).chat.completions.create(ask("first")).catch((e: unknown) => e)).toBeInstanceOf(
+      OpenAI.APIConnectionError,
+    );
+    // The same body again, as a new request: a 503, which the SDK retries; the retry finds the list spent.
+    const err = await h.client({ session: "then-busy", step: "then-busy", maxRetries: 1 }).chat.completions.create(ask("first")).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(h.stub.episode("then-busy").calls.map((c) => c.status?.code ?? Code.OK)).toEqual([Code.OK, Code.UNAVAILABLE, Code.FAILED_PRECONDITION]);
   });
 });
