@@ -1,6 +1,7 @@
 import { Role, type GenerateRequest, type GenerateResponse, type Message, type ToolCall, type Usage } from "../../gen/modelstub/v1/model_pb.js";
 import type { CompiledReply, TemplateContext } from "../script/compiled-script.js";
 import { countReplyTokens, countRequestTokens } from "../shared/count-tokens.js";
+import type { CallIds } from "../shared/call-ids.js";
 import { splitChunks } from "../shared/split-chunks.js";
 import { maxTemplateOutputBytes, TemplateTooLargeError } from "../shared/template-too-large-error.js";
 
@@ -16,11 +17,6 @@ export type StreamChunk =
   | { kind: "text"; text: string }
   | { kind: "tool"; index: number; id: string; name: string; arguments: string };
 
-/** Ids of one call: derived from session and sequence, never random. */
-export interface CallIds {
-  response: string;
-  toolCall(index: number): string;
-}
 
 /** Renders a compiled reply for one call. */
 export function renderReply(reply: CompiledReply, ctx: TemplateContext, request: GenerateRequest, ids: CallIds): RenderedReply {

@@ -13,6 +13,7 @@ import { Execution } from "./execution.js";
 import { renderReply, type RenderedReply } from "./render-reply.js";
 import { viewRequest } from "./request-view.js";
 import { executeEntry } from "./execute-entry.js";
+import { callIdsOf } from "../shared/call-ids.js";
 import { selectEntry } from "./select-entry.js";
 import type { Session } from "./session.js";
 import { Code } from "../shared/status-code.js";
@@ -37,8 +38,7 @@ function renderEntry(
     turn: view.turn,
     captures,
   };
-  const prefix = `${session.name}-${sequence}`;
-  return renderReply(entry.action.reply, ctx, request, { response: `gen-${prefix}`, toolCall: (i) => `call-${prefix}-${i}` });
+  return renderReply(entry.action.reply, ctx, request, callIdsOf(session.name, sequence));
 }
 
 /** Calls the observers of a finished call; returns what the first one that failed threw. */

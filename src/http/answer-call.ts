@@ -2,6 +2,7 @@ import type { ServerResponse } from "node:http";
 import type { GenerateRequest } from "../../gen/modelstub/v1/model_pb.js";
 import type { Stub } from "../engine/create-stub.js";
 import type { CallLog } from "../engine/call-log.js";
+import { responseIdOf } from "../shared/call-ids.js";
 import { codeName } from "../shared/status-code.js";
 import { ranCallFields, refusedOutcome } from "../log/call-record.js";
 import type { Dialect, DialectStream } from "./dialect.js";
@@ -133,14 +134,16 @@ export async function answerCall(stub: Stub, res: ServerResponse, call: DialectC
       }
       return { ...fields, status: 200 };
     case "status": {
-      const answer = dialect.errorOf(result.status);
+      // A call that ran has its response id, which names its error answer as it would its reply.
+      const id = log ? responseIdOf(log.session, log.sequence) : undefined;
+      const answer = dialect.errorOf(result.status, id);
       if (res.headersSent) {
         // Mid-stream the status line is long gone: the dialect's error event, then the end of
         // the body without its closing event. The official SDKs throw an APIError on it.
         res.end(writer ? writer.error(answer) : "");
         return { ...fields, status: 200 };
       }
-      sendError(res, answer);
+      sendError(res, id === undefined ? answer : { ...answer, headers: [...answer.headers, ...(dialect.headers?.(id) ?? [])] });
       return { ...fields, status: answer.status };
     }
     case "drop":

@@ -27,10 +27,21 @@ export function anthropicErrorType(status: number): string {
 }
 
 /**
- * Anthropic's error body, `{"type":"error","error":{"type":...,"message":...}}`, its type chosen
- * by the HTTP status (OpenAI's type and code, which the other dialects send, have no place in it).
+ * Anthropic's error body, `{"type":"error","error":{"type":...,"message":...},"request_id":...}`,
+ * its type chosen by the HTTP status (OpenAI's type and code, which the other dialects send,
+ * have no place in it). `request_id` is the `request-id` header's value for a call that ran,
+ * and null for a request refused before it ran (the SDK's ErrorResponse allows both).
  */
-export const anthropicErrorShape: ErrorShape = ({ status, message }) => ({ type: "error", error: { type: anthropicErrorType(status), message } });
+export const anthropicErrorShape: ErrorShape = ({ status, message, requestId }) => ({
+  type: "error",
+  error: { type: anthropicErrorType(status), message },
+  request_id: requestId ?? null,
+});
+
+/** The request id of the call whose engine response id is `id`: the `request-id` header, and `request_id` in an error body. */
+export function anthropicRequestId(id: string): string {
+  return `req_${id}`;
+}
 
 /**
  * Anthropic's status for "overloaded, come back later". UNAVAILABLE answers it rather than the
@@ -45,8 +56,9 @@ export const overloadedStatus = 529;
  * its headers (scripted trailers, retry-after and retry-after-ms on a 429, x-should-retry), save
  * UNAVAILABLE, which answers 529 overloaded_error.
  */
-export function anthropicErrorOf(status: CallStatus): HttpError {
-  const e = httpErrorOf(status, anthropicErrorShape);
+export function anthropicErrorOf(status: CallStatus, id?: string): HttpError {
+  const requestId = id === undefined ? null : anthropicRequestId(id);
+  const e = httpErrorOf(status, (parts) => anthropicErrorShape({ ...parts, requestId }));
   if (status.code !== Code.UNAVAILABLE) return e;
-  return { ...e, status: overloadedStatus, body: anthropicErrorShape({ status: overloadedStatus, message: status.message, type: "", param: null, code: null }) };
+  return { ...e, status: overloadedStatus, body: anthropicErrorShape({ status: overloadedStatus, message: status.message, type: "", param: null, code: null, requestId }) };
 }

@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { Stub } from "../engine/create-stub.js";
 import { Code } from "../shared/status-code.js";
-import { anthropicErrorOf, anthropicErrorShape } from "./anthropic-error.js";
+import { anthropicErrorOf, anthropicErrorShape, anthropicRequestId } from "./anthropic-error.js";
 import { messageBody, MessageStreamWriter, messageStopEvent, sseEvent } from "./anthropic-wire.js";
 import { answerCall, refused, type CallTarget } from "./answer-call.js";
 import type { Dialect } from "./dialect.js";
@@ -17,7 +17,7 @@ export { anthropicErrorShape } from "./anthropic-error.js";
 const messagesDialect: Dialect = {
   errorOf: anthropicErrorOf,
   // The SDKs read it as the answer's `_request_id`; derived from the response id, so the same every run.
-  headers: (id) => [["request-id", `req_${id}`]],
+  headers: (id) => [["request-id", anthropicRequestId(id)]],
   // `created` has no place in Anthropic's message.
   unaryBody: (response) => messageBody(response),
   stream() {

@@ -127,16 +127,23 @@ export function turnMessages(v: unknown, param: string): Message[] {
   return role === "user" ? userTurn(content, at) : [assistantTurn(content, at)];
 }
 
-/** How many engine messages a turn makes at most, and its tool calls: for the request limits, before anything is built. */
+/**
+ * How many engine messages a turn makes, and its tool calls: for the request limits, before
+ * anything is built. A user turn of blocks makes one message per tool_result block, plus one for
+ * its text blocks if it has any (see userTurn); any other turn makes one.
+ */
 export function turnCounts(v: unknown): { messages: number; toolCalls: number } {
-  const content = typeof v === "object" && v !== null ? (v as Obj)["content"] : undefined;
+  const turn = typeof v === "object" && v !== null ? (v as Obj) : undefined;
+  const content = turn?.["content"];
   if (!Array.isArray(content)) return { messages: 1, toolCalls: 0 };
   let results = 0;
+  let texts = 0;
   let toolCalls = 0;
   for (const b of content) {
     const type = typeof b === "object" && b !== null ? (b as Obj)["type"] : undefined;
     if (type === "tool_result") results++;
     else if (type === "tool_use") toolCalls++;
+    else if (type === "text") texts++;
   }
-  return { messages: results + 1, toolCalls };
+  return { messages: turn?.["role"] === "user" ? results + (texts > 0 ? 1 : 0) : 1, toolCalls };
 }

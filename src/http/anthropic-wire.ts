@@ -19,9 +19,10 @@ function stopReasonOf(reason: FinishReason): string {
 }
 
 /**
- * Usage as Anthropic sends it on an ordinary call: no prompt cache (so its counts are 0) and the
- * standard tier. Key for key what the SDKs' stream accumulators end with (see MessageStreamWriter),
- * so a reassembled stream says what unary says.
+ * Usage as Anthropic sends it on an ordinary call: no prompt cache (so its counts are 0), no
+ * server tools, the standard tier. Key for key what the SDKs' stream accumulators end with (see
+ * MessageStreamWriter), so a reassembled stream says what unary says. The SDK's Usage type
+ * declares every key (nullable ones included) as always present, so each is sent.
  */
 function usageOf(u: Usage | undefined) {
   return {
@@ -30,7 +31,42 @@ function usageOf(u: Usage | undefined) {
     cache_read_input_tokens: 0,
     cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
     output_tokens: u?.outputTokens ?? 0,
+    output_tokens_details: null,
+    server_tool_use: null,
     service_tier: "standard",
+    inference_geo: null,
+    speed: null,
+  };
+}
+
+/** A text block (no citations: scripts cite nothing). */
+function textBlock(text: string): object {
+  return { type: "text", text, citations: null };
+}
+
+/** A tool_use block: the model called the tool itself (`caller` direct, not a server tool). */
+function toolUseBlock(id: string, name: string, input: unknown): object {
+  return { type: "tool_use", id, name, input, caller: { type: "direct" } };
+}
+
+/**
+ * The message object around its content: unary's whole answer, or message_start's with no
+ * content and no stop reason yet. No container, diagnostics or stop details: nothing here runs
+ * code, caches prompts or explains a refusal.
+ */
+function messageOf(engineId: string, model: string, content: object[], stopReason: string | null, usage: Usage | undefined): object {
+  return {
+    id: messageId(engineId),
+    type: "message",
+    role: "assistant",
+    model,
+    content,
+    stop_reason: stopReason,
+    stop_sequence: null,
+    stop_details: null,
+    container: null,
+    diagnostics: null,
+    usage: usageOf(usage),
   };
 }
 
@@ -55,18 +91,9 @@ export function messageBody(response: GenerateResponse): object {
   const m = response.message;
   const content: object[] = [];
   // Anthropic sends no empty text block before tool calls; an empty reply has no blocks at all.
-  if (m && m.content !== "") content.push({ type: "text", text: m.content });
-  for (const c of m?.toolCalls ?? []) content.push({ type: "tool_use", id: c.id, name: c.name, input: inputOf(c.arguments) });
-  return {
-    id: messageId(response.id),
-    type: "message",
-    role: "assistant",
-    model: response.model,
-    content,
-    stop_reason: stopReasonOf(response.finishReason),
-    stop_sequence: null,
-    usage: usageOf(response.usage),
-  };
+  if (m && m.content !== "") content.push(textBlock(m.content));
+  for (const c of m?.toolCalls ?? []) content.push(toolUseBlock(c.id, c.name, inputOf(c.arguments)));
+  return messageOf(response.id, response.model, content, stopReasonOf(response.finishReason), response.usage);
 }
 
 /** One SSE event of type `type`: Anthropic names every event, and the Python SDK skips unnamed ones. */
@@ -98,7 +125,7 @@ export class MessageStreamWriter {
   private tool = -1;
 
   private start(f: GenerateStreamResponse): string {
-    const message = { id: messageId(f.id), type: "message", role: "assistant", model: f.model, content: [], stop_reason: null, stop_sequence: null, usage: usageOf(undefined) };
+    const message = messageOf(f.id, f.model, [], null, undefined);
     return sseEvent("message_start", { type: "message_start", message }) + sseEvent("ping", { type: "ping" });
   }
 
@@ -131,13 +158,13 @@ export class MessageStreamWriter {
         // An empty chunk says nothing: unary sends no empty text block either. The engine sends
         // all text before any tool call, so the text block is block 0 when there is one.
         if (f.frame.value === "") return out;
-        if (this.open < 0 || this.tool >= 0) out += this.begin({ type: "text", text: "" });
+        if (this.open < 0 || this.tool >= 0) out += this.begin(textBlock(""));
         this.tool = -1;
         return out + this.delta({ type: "text_delta", text: f.frame.value });
       case "toolCallDelta": {
         const d = f.frame.value;
         if (d.index !== this.tool || this.open < 0) {
-          out += this.begin({ type: "tool_use", id: d.id, name: d.name, input: {} });
+          out += this.begin(toolUseBlock(d.id, d.name, {}));
           this.tool = d.index;
         }
         return d.arguments === "" ? out : out + this.delta({ type: "input_json_delta", partial_json: d.arguments });
@@ -150,8 +177,8 @@ export class MessageStreamWriter {
           out +
           sseEvent("message_delta", {
             type: "message_delta",
-            delta: { stop_reason: stopReasonOf(finishReason), stop_sequence: null },
-            usage: { input_tokens: u.input_tokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: u.output_tokens },
+            delta: { stop_reason: stopReasonOf(finishReason), stop_sequence: null, stop_details: null, container: null },
+            usage: { input_tokens: u.input_tokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: u.output_tokens, output_tokens_details: null, server_tool_use: null },
           })
         );
       }

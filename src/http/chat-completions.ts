@@ -24,8 +24,12 @@ function chatDialect(includeUsage: boolean, comments: boolean): Dialect {
   return {
     errorOf: (status) => httpErrorOf(status),
     unaryBody: completionBody,
-    // OpenRouter's header naming the generation (its ids are gen-...); ours is the completion id.
-    headers: (id) => [["x-generation-id", completionId(id)]],
+    // OpenRouter's header naming the generation (its ids are gen-...), ours the completion id;
+    // and OpenAI's request id, which the SDK exposes as `_request_id` (`requestID` on an error).
+    headers: (id) => [
+      ["x-generation-id", completionId(id)],
+      ["x-request-id", `req_${id}`],
+    ],
     stream(created) {
       const chunks = new ChunkWriter(created, includeUsage);
       let first = comments;

@@ -8,11 +8,18 @@ import type { HttpError } from "./http-error.js";
  * dialect (answerCall, answer-call.ts), so all of them record the same episode.
  */
 export interface Dialect {
-  /** The error answer for an engine status: HTTP status, headers, body in the dialect's shape. */
-  errorOf(status: CallStatus): HttpError;
+  /**
+   * The error answer for an engine status: HTTP status, headers, body in the dialect's shape.
+   * `id` is the engine's response id when the call ran (absent when it was refused before it
+   * ran), for dialects whose error bodies name their request.
+   */
+  errorOf(status: CallStatus, id?: string): HttpError;
   /** The whole body of a unary answer. `created` is the call's declared start in epoch seconds. */
   unaryBody(response: GenerateResponse, created: number): object;
-  /** Headers of a successful answer, from the engine's response id (none when absent). */
+  /**
+   * Headers naming the answer, from the engine's response id (none when absent): sent with a
+   * successful answer, and with the error answer of a call that ran.
+   */
   headers?(id: string): [string, string][];
   /** A writer for one streamed answer, made when its first frame arrives. */
   stream(created: number): DialectStream;

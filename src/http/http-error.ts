@@ -18,6 +18,8 @@ export interface ErrorParts {
   type: string;
   param: string | null;
   code: string | null;
+  /** The id naming the request, for shapes whose body carries one (Anthropic's `request_id`); null when refused before it ran. */
+  requestId?: string | null;
 }
 
 /** How a dialect shapes an error body; OpenAI's `{"error":{message,type,param,code}}` by default. */

@@ -50,8 +50,9 @@ function samplingOf(body: Obj) {
 }
 
 /** The request limits (engine/request-limits.ts), before anything is built from the lists. */
-function checkLimits(list: unknown[], tools: unknown): void {
-  let messages = 0;
+function checkLimits(list: unknown[], tools: unknown, hasSystem: boolean): void {
+  // The system prompt is the first engine message (parseBody), so it counts as one.
+  let messages = hasSystem ? 1 : 0;
   let calls = 0;
   list.forEach((m, i) => {
     const n = turnCounts(m);
@@ -60,7 +61,7 @@ function checkLimits(list: unknown[], tools: unknown): void {
     calls += n.toolCalls;
   });
   // Each tool_result block is a message of its own to the engine, as in chat completions.
-  limitCount("messages", messages, "messages, counting each tool_result block as one", requestLimits.messages, "in a request");
+  limitCount("messages", messages, "messages, counting each tool_result block and the system prompt as one", requestLimits.messages, "in a request");
   limitCount("the request", calls, "tool_use blocks in all its messages", requestLimits.toolCalls, "in a request", "messages");
   if (Array.isArray(tools)) limitCount("tools", tools.length, "tools", requestLimits.tools, "in a request");
 }
@@ -73,7 +74,7 @@ function parseBody(body: unknown): AnthropicRequest {
   const list = body["messages"];
   if (!Array.isArray(list)) wrongType("messages", "a list of turns", list);
   if (list.length === 0) invalid("messages", "expected at least one turn");
-  checkLimits(list, body["tools"]);
+  checkLimits(list, body["tools"], body["system"] !== undefined && body["system"] !== null);
   const stream = optional(body, "stream", booleanAt) ?? false;
   const sampling = samplingOf(body);
   const system = optional(body, "system", (v, p) => textContentAt(v, p, "system"));

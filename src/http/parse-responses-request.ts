@@ -48,7 +48,8 @@ function refuseStateful(body: Obj): void {
 
 function toolAt(v: unknown, param: string): { tool: Tool; echo: object } {
   const t = objectAt(v, param);
-  if (t["type"] !== undefined && t["type"] !== "function") {
+  // null means "not sent", as for every other field.
+  if (t["type"] !== undefined && t["type"] !== null && t["type"] !== "function") {
     invalid(`${param}.type`, `modelstub offers function tools only ({"type":"function","name":...}), not the built-in tool ${JSON.stringify(t["type"])}`);
   }
   if (t["name"] === undefined || t["name"] === null) missing(`${param}.name`, "the tool's name");

@@ -1,8 +1,8 @@
-import { FinishReason, type GenerateStreamResponse, type ToolCallDelta } from "../../gen/modelstub/v1/model_pb.js";
+import { type GenerateStreamResponse, type ToolCallDelta } from "../../gen/modelstub/v1/model_pb.js";
 import type { DialectStream } from "./dialect.js";
 import type { HttpError } from "./http-error.js";
 import type { ResponseEcho } from "./parse-responses-request.js";
-import { functionCallItem, functionCallItemId, messageItem, messageItemId, outputItems, responseObject, textPart, type CallParts } from "./responses-wire.js";
+import { functionCallItem, functionCallItemId, incompleteReason, lastItemStatus, messageItem, messageItemId, outputItems, responseObject, textPart, type CallParts, type ItemStatus } from "./responses-wire.js";
 
 /**
  * Turns engine stream frames into the Responses API's server-sent events: response.created and
@@ -45,24 +45,24 @@ export class ResponsesEventWriter implements DialectStream {
     );
   }
 
-  private closeMessage(): string {
+  private closeMessage(status: ItemStatus = "completed"): string {
     if (this.message < 0) return "";
     const at = { item_id: messageItemId(this.engineId), output_index: this.message, content_index: 0 };
     const out =
       this.event("response.output_text.done", { ...at, text: this.text, logprobs: [] }) +
       this.event("response.content_part.done", { ...at, part: textPart(this.text) }) +
-      this.event("response.output_item.done", { output_index: this.message, item: messageItem(this.engineId, this.text, "completed") });
+      this.event("response.output_item.done", { output_index: this.message, item: messageItem(this.engineId, this.text, status) });
     this.message = -1;
     return out;
   }
 
-  private closeCall(): string {
+  private closeCall(status: ItemStatus = "completed"): string {
     if (this.call < 0) return "";
     const index = this.calls.length - 1;
     const c = this.calls[index]!;
     const out =
       this.event("response.function_call_arguments.done", { item_id: functionCallItemId(this.engineId, index), output_index: this.call, name: c.name, arguments: c.arguments }) +
-      this.event("response.output_item.done", { output_index: this.call, item: functionCallItem(this.engineId, index, c, "completed") });
+      this.event("response.output_item.done", { output_index: this.call, item: functionCallItem(this.engineId, index, c, status) });
     this.call = -1;
     return out;
   }
@@ -105,13 +105,15 @@ export class ResponsesEventWriter implements DialectStream {
         return out + this.toolDelta(f.frame.value);
       case "final": {
         const { finishReason, usage } = f.frame.value;
-        out += this.closeMessage() + this.closeCall();
+        // The item still open is the last one: the one a cut-off reply was cut off in.
+        const last = lastItemStatus(finishReason);
+        out += this.call >= 0 ? this.closeCall(last) : this.closeMessage(last);
         // A reply that says nothing and calls nothing still has its (empty) message item.
-        if (this.items === 0) out += this.openMessage() + this.closeMessage();
-        const output = outputItems(this.engineId, this.text, this.calls);
+        if (this.items === 0) out += this.openMessage() + this.closeMessage(last);
+        const output = outputItems(this.engineId, this.text, this.calls, finishReason);
         const response = responseObject(this.engineId, this.model, this.created, this.echo, { status: "finished", finishReason, usage, output });
         // The event names the response's status, as responseObject sets it.
-        return out + this.event(finishReason === FinishReason.LENGTH ? "response.incomplete" : "response.completed", { response });
+        return out + this.event(incompleteReason(finishReason) ? "response.incomplete" : "response.completed", { response });
       }
       case undefined:
         return out;

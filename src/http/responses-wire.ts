@@ -27,11 +27,27 @@ export interface CallParts {
   arguments: string;
 }
 
-type ItemStatus = "in_progress" | "completed";
+/** An output item's status: "incomplete" for the item a reply was cut off in (see incompleteReason). */
+export type ItemStatus = "in_progress" | "completed" | "incomplete";
 
-/** An assistant message item with one output_text part. */
+/**
+ * Why a finished reply makes an incomplete response, as OpenAI says it: cut at the token limit
+ * (finish reason length) or stopped by the content filter; null for a complete one.
+ */
+export function incompleteReason(finishReason: FinishReason): "max_output_tokens" | "content_filter" | null {
+  if (finishReason === FinishReason.LENGTH) return "max_output_tokens";
+  if (finishReason === FinishReason.CONTENT_FILTER) return "content_filter";
+  return null;
+}
+
+/** The status of a finished reply's last output item: the one it was cut off in, if it was. */
+export function lastItemStatus(finishReason: FinishReason): ItemStatus {
+  return incompleteReason(finishReason) ? "incomplete" : "completed";
+}
+
+/** An assistant message item with one output_text part (none while it is in progress). */
 export function messageItem(engineId: string, text: string, status: ItemStatus): object {
-  return { id: messageItemId(engineId), type: "message", status, role: "assistant", content: status === "completed" ? [textPart(text)] : [] };
+  return { id: messageItemId(engineId), type: "message", status, role: "assistant", content: status === "in_progress" ? [] : [textPart(text)] };
 }
 
 /** The output_text part of a message item. */
@@ -66,19 +82,19 @@ function usageOf(u: Usage | undefined): object {
 export type ResponseState = { status: "in_progress" } | { status: "finished"; finishReason: FinishReason; usage: Usage | undefined; output: object[] };
 
 /**
- * A whole `response` object. A finished one is "completed", or "incomplete" with reason
- * max_output_tokens when the reply stopped at its token limit. `output_text` is not sent: the
+ * A whole `response` object. A finished one is "completed", or "incomplete" with the reason
+ * incompleteReason gives (max_output_tokens, content_filter). `output_text` is not sent: the
  * SDK derives it from `output`, as it does for OpenAI's own answers.
  */
 export function responseObject(engineId: string, model: string, created: number, echo: ResponseEcho, state: ResponseState): object {
-  const cut = state.status === "finished" && state.finishReason === FinishReason.LENGTH;
+  const reason = state.status === "finished" ? incompleteReason(state.finishReason) : null;
   const body: Record<string, unknown> = {
     id: responseId(engineId),
     object: "response",
     created_at: created,
-    status: state.status === "in_progress" ? "in_progress" : cut ? "incomplete" : "completed",
+    status: state.status === "in_progress" ? "in_progress" : reason ? "incomplete" : "completed",
     error: null,
-    incomplete_details: cut ? { reason: "max_output_tokens" } : null,
+    incomplete_details: reason ? { reason } : null,
     instructions: echo.instructions,
     max_output_tokens: echo.max_output_tokens,
     model,
@@ -99,16 +115,21 @@ export function responseObject(engineId: string, model: string, created: number,
   return body;
 }
 
-/** The output items of a finished reply: its message item (see hasMessage), then one function_call item per tool call. */
-export function outputItems(engineId: string, text: string, calls: readonly CallParts[]): object[] {
-  const items = hasMessage(text, calls.length) ? [messageItem(engineId, text, "completed")] : [];
-  calls.forEach((c, i) => items.push(functionCallItem(engineId, i, c, "completed")));
+/**
+ * The output items of a finished reply: its message item (see hasMessage), then one
+ * function_call item per tool call; the last is "incomplete" when the reply was cut off.
+ */
+export function outputItems(engineId: string, text: string, calls: readonly CallParts[], finishReason: FinishReason): object[] {
+  const last = lastItemStatus(finishReason);
+  const message = hasMessage(text, calls.length);
+  const items = message ? [messageItem(engineId, text, calls.length === 0 ? last : "completed")] : [];
+  calls.forEach((c, i) => items.push(functionCallItem(engineId, i, c, i === calls.length - 1 ? last : "completed")));
   return items;
 }
 
 /** The whole body of a unary answer. */
 export function responseBody(response: GenerateResponse, created: number, echo: ResponseEcho): object {
   const m = response.message;
-  const output = outputItems(response.id, m?.content ?? "", m?.toolCalls ?? []);
+  const output = outputItems(response.id, m?.content ?? "", m?.toolCalls ?? [], response.finishReason);
   return responseObject(response.id, response.model, created, echo, { status: "finished", finishReason: response.finishReason, usage: response.usage, output });
 }

@@ -15,6 +15,9 @@ function responsesDialect(echo: ResponseEcho): Dialect {
   return {
     // OpenAI's error body and the same status table as chat completions.
     errorOf: (status) => httpErrorOf(status),
+    // OpenAI's request id header, which the SDK exposes as `_request_id` (and `requestID` on an
+    // error); derived from the response id, so the same every run.
+    headers: (id) => [["x-request-id", `req_${id}`]],
     unaryBody: (response, created) => responseBody(response, created, echo),
     stream: (created) => new ResponsesEventWriter(created, echo),
   };

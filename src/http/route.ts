@@ -41,9 +41,15 @@ const modelRoutes = new Map<string, ModelRoute>([
   ["/v1/messages", messagesRoute],
 ]);
 
-/** The shape of the front's own errors for a request to `path`: Anthropic's on its route, else OpenAI's. */
+/**
+ * The shape of the front's own errors for a request to `path`: Anthropic's on its route and
+ * under it (`/v1/messages/count_tokens`, which is not served, is answered as Anthropic's SDK
+ * reads a 404), else OpenAI's.
+ */
 export function errorShapeOf(path: string): ErrorShape {
-  return modelRoutes.get(path)?.shape ?? openAiErrorShape;
+  const shape = modelRoutes.get(path)?.shape;
+  if (shape) return shape;
+  return path.startsWith("/v1/messages/") ? messagesRoute.shape : openAiErrorShape;
 }
 
 const chatTargets = new Map([...modelRoutes.keys()].map((p) => [p, new URL(p, "http://modelstub.invalid")]));
@@ -70,15 +76,22 @@ export function targetOf(raw: string): { url: URL } | { error: string } {
   return { url };
 }
 
-/** A 401 when the front needs a token and the request does not carry it. */
+/**
+ * A 401 when the front needs a token and the request does not carry it, as `authorization:
+ * Bearer <token>` (how the OpenAI SDKs and Anthropic's TypeScript SDK send their key) or as
+ * `x-api-key: <token>` (how Anthropic's API reads it, and clients such as Claude Code send it).
+ */
 export function unauthorized(req: IncomingMessage, token: string | undefined, shape: ErrorShape): HttpError | undefined {
   if (token === undefined) return undefined;
   const auth = headerText(req, "authorization");
   const m = /^Bearer\s+(.*)$/i.exec(auth);
   if (m && sameToken(m[1]!, token)) return undefined;
-  const message = auth
-    ? "wrong token: this server needs `authorization: Bearer <token>` with its --control-token"
-    : "this server is exposed beyond loopback and needs `authorization: Bearer <token>` with its --control-token (the OpenAI SDKs send their apiKey so)";
+  const apiKey = headerText(req, "x-api-key");
+  if (apiKey && sameToken(apiKey, token)) return undefined;
+  const message =
+    auth || apiKey
+      ? "wrong token: this server needs `authorization: Bearer <token>` (or `x-api-key: <token>`) with its --control-token"
+      : "this server is exposed beyond loopback and needs `authorization: Bearer <token>` (or `x-api-key: <token>`) with its --control-token (the SDKs send their apiKey so)";
   return frontError(401, message, "invalid_api_key", [["www-authenticate", "Bearer"]], shape);
 }
 
@@ -192,6 +205,6 @@ export async function route(stub: Stub, { req, res, url, session, step, drops, p
     sendJson(res, 200, openAiModel(declared));
     return { status: 200 };
   }
-  sendError(res, frontError(404, `no route ${req.method} ${path}; ${routesHelp}`, "not_found"));
+  sendError(res, frontError(404, `no route ${req.method} ${path}; ${routesHelp}`, "not_found", [], errorShapeOf(path)));
   return { status: 404 };
 }

@@ -110,7 +110,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
           : route(stub, { req, res, url: target.url, session, step, drops, processingComments: options.processingComments === true }, maxBody);
     const handled = answered
       .catch((err: unknown) => {
-        sendError(res, frontError(500, `modelstub internal error: ${err instanceof Error ? err.message : String(err)}`, "internal_error"));
+        sendError(res, frontError(500, `modelstub internal error: ${err instanceof Error ? err.message : String(err)}`, "internal_error", [], shape));
         return { status: 500 };
       })
       .then((fields) => log({ ...base, ...fields }))

@@ -7,6 +7,7 @@ import type { CompiledEntry } from "../script/compiled-script.js";
 import { loadScriptText } from "../script/load-script.js";
 import type { EntryInput } from "../script/script-schema.js";
 import { writeScript } from "../script/write-script.js";
+import { callIdsOf } from "../shared/call-ids.js";
 import { Code } from "../shared/status-code.js";
 
 /** Where a recorded entry sits, and whom it answers: what the engine derives ids and messages from. */
@@ -48,8 +49,7 @@ export async function answerEntry(compiled: CompiledEntry, ctx: AnswerContext, i
       break;
   }
   const tctx = { lastUser: "", lastToolResult: "", step: ctx.step, model: ctx.model, session: ctx.session, turn: 0, captures: null };
-  const prefix = `${ctx.session}-${ctx.sequence}`;
-  const rendered = renderReply(action.reply, tctx, input.request, { response: `gen-${prefix}`, toolCall: (i) => `call-${prefix}-${i}` });
+  const rendered = renderReply(action.reply, tctx, input.request, callIdsOf(ctx.session, ctx.sequence));
   const { response } = rendered;
   const chunks = rendered.chunks();
   const brk = action.brk;

@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { GenerateRequestSchema, MessageSchema, ToolCallSchema, type GenerateRequest } from "../../gen/modelstub/v1/model_pb.js";
+import { toolCallIdOf } from "../shared/call-ids.js";
 
 /**
  * Tool call ids of one recorded session: the client sees the ids modelstub derives on replay
@@ -14,7 +15,7 @@ export class ToolIds {
   /** Remembers the ids of a reply's tool calls; returns the ids the client gets. */
   remember(session: string, sequence: number, upstreamIds: readonly string[]): string[] {
     return upstreamIds.map((id, i) => {
-      const ours = `call-${session}-${sequence}-${i}`;
+      const ours = toolCallIdOf(session, sequence, i);
       if (id) this.upstreamOf.set(ours, id);
       return ours;
     });

@@ -1,6 +1,7 @@
 import { CallMethod, Outcome, StreamBreak, type EpisodeCall } from "../../gen/modelstub/v1/episode_pb.js";
 import { FinishReason, type GenerateResponse } from "../../gen/modelstub/v1/model_pb.js";
 import { splitChunks, type Chunking } from "../shared/split-chunks.js";
+import { toolCallIdOf } from "../shared/call-ids.js";
 import { clipText } from "../shared/clip-text.js";
 import { codeName } from "../shared/status-code.js";
 import type { EntryInput, ErrorInput, ReplyInput } from "./script-schema.js";
@@ -88,7 +89,6 @@ function replyOf(call: EpisodeCall, response: GenerateResponse, problems: string
   if (text !== "") reply.text = text;
   const hazard = templateHazard(text);
   if (hazard) block(`the reply text cannot be written: ${hazard}`);
-  const prefix = `call-${call.session}-${call.sequence}-`;
   const calls = message?.toolCalls ?? [];
   if (calls.length > 0) {
     reply.tool_calls = calls.map((t, i) => {
@@ -97,7 +97,7 @@ function replyOf(call: EpisodeCall, response: GenerateResponse, problems: string
       const hazard = templateHazard(t.arguments);
       if (hazard) block(`tool call ${i} (${t.name}) arguments cannot be written: ${hazard}`);
       if (t.name === "") block(`tool call ${i} has no name, which a script cannot hold`);
-      return { name: t.name, arguments: args, ...(t.id === `${prefix}${i}` ? {} : { id: t.id }) };
+      return { name: t.name, arguments: args, ...(t.id === toolCallIdOf(call.session, call.sequence, i) ? {} : { id: t.id }) };
     });
     if (calls.some((t) => t.id === "")) block("a tool call has an empty id, which a script cannot give");
   }

@@ -65,8 +65,18 @@ const usage = (input: number, output: number) => ({
   cache_read_input_tokens: 0,
   cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
   output_tokens: output,
+  output_tokens_details: null,
+  server_tool_use: null,
   service_tier: "standard",
+  inference_geo: null,
+  speed: null,
 });
+
+/** Content blocks with every key the SDK's types declare as always present. */
+const text = (t: string) => ({ type: "text", text: t, citations: null });
+const toolUse = (id: string, name: string, input: unknown) => ({ type: "tool_use", id, name, input, caller: { type: "direct" } });
+/** An error body of a call that ran: named by its request id, as the request-id header names it. */
+const errorBody = (type: string, message: string, requestId: string) => ({ type: "error", error: { type, message }, request_id: requestId });
 
 describe("POST /v1/messages with the official @anthropic-ai/sdk", () => {
   let h: HttpStub;
@@ -83,9 +93,8 @@ describe("POST /v1/messages with the official @anthropic-ai/sdk", () => {
       type: "message",
       role: "assistant",
       model: "claude-stub",
-      content: [{ type: "text", text: "Hello there, friend." }],
-      stop_reason: "end_turn",
-      stop_sequence: null,
+      content: [text("Hello there, friend.")],
+      stop_reason: "end_turn", stop_sequence: null, stop_details: null, container: null, diagnostics: null,
       usage: usage(7, 4),
     });
   });
@@ -93,8 +102,8 @@ describe("POST /v1/messages with the official @anthropic-ai/sdk", () => {
   it("answers a tool-calling turn with its text, then a tool_use block, and stop_reason tool_use", async () => {
     const m = await client(h, "tool-turn").messages.create(ask("tools please"));
     expect(m.content).toEqual([
-      { type: "text", text: "Let me look." },
-      { type: "tool_use", id: "call-tool-turn-1-0", name: "read", input: { path: "/etc/hosts" } },
+      text("Let me look."),
+      toolUse("call-tool-turn-1-0", "read", { path: "/etc/hosts" }),
     ]);
     expect([m.stop_reason, m.usage.input_tokens, m.usage.output_tokens]).toEqual(["tool_use", 12, 9]);
   });
@@ -102,8 +111,8 @@ describe("POST /v1/messages with the official @anthropic-ai/sdk", () => {
   it("answers a tool-only turn with tool_use blocks alone, arguments that are a JSON list as that list", async () => {
     const m = await client(h, "tool-only").messages.create(ask("quietly"));
     expect(m.content).toEqual([
-      { type: "tool_use", id: "call-tool-only-1-0", name: "read", input: { path: "a" } },
-      { type: "tool_use", id: "call-tool-only-1-1", name: "read", input: ["a", "b"] },
+      toolUse("call-tool-only-1-0", "read", { path: "a" }),
+      toolUse("call-tool-only-1-1", "read", ["a", "b"]),
     ]);
     expect(m.stop_reason).toBe("tool_use");
   });
@@ -120,7 +129,7 @@ describe("POST /v1/messages with the official @anthropic-ai/sdk", () => {
         { role: "user", content: [{ type: "tool_result", tool_use_id: call.id, content: "127.0.0.1 localhost" }] },
       ],
     });
-    expect(second.content).toEqual([{ type: "text", text: "The file says: 127.0.0.1 localhost" }]);
+    expect(second.content).toEqual([text("The file says: 127.0.0.1 localhost")]);
     expect(second.stop_reason).toBe("end_turn");
     expect(h.stub.episode("loop-unary").calls.map((x) => x.entry)).toEqual(["entries[2]", "entries[1]"]);
   });
@@ -140,7 +149,7 @@ describe("POST /v1/messages with the official @anthropic-ai/sdk", () => {
         ],
       })
       .finalMessage();
-    expect(second.content).toEqual([{ type: "text", text: "The file says: 127.0.0.1 localhost" }]);
+    expect(second.content).toEqual([text("The file says: 127.0.0.1 localhost")]);
     expect(h.stub.episode("loop-stream").calls.map((x) => [x.entry, x.outcome])).toEqual([
       ["entries[2]", Outcome.OK],
       ["entries[1]", Outcome.OK],
@@ -151,13 +160,14 @@ describe("POST /v1/messages with the official @anthropic-ai/sdk", () => {
     // Two fresh servers, the same session name: the same ids, so the messages can be equal whole.
     const other = await startHttpStub(anthropicScript);
     try {
-      for (const text of ["tools please", "hello", "quietly"]) {
-        const session = `same-${text.split(" ")[0]}`;
-        const unary = await client(h, session).messages.create(ask(text));
+      for (const said of ["tools please", "hello", "quietly"]) {
+        const session = `same-${said.split(" ")[0]}`;
+        const unary = await client(h, session).messages.create(ask(said));
         // parsed_output is the SDK's own (structured outputs), added to every streamed message.
-        const { parsed_output, ...streamed } = await client(other, session).messages.stream(ask(text)).finalMessage();
+        const { parsed_output, ...streamed } = await client(other, session).messages.stream(ask(said)).finalMessage();
         expect(parsed_output).toBeNull();
-        expect(JSON.parse(JSON.stringify(streamed)), text).toEqual(unary);
+        // Strictly: no key one has that the other lacks, not even one holding undefined.
+        expect({ ...streamed }, said).toStrictEqual({ ...unary });
       }
     } finally {
       await other.close();
@@ -167,7 +177,7 @@ describe("POST /v1/messages with the official @anthropic-ai/sdk", () => {
   it("lets the SDK retry a scripted 429 with retry-after, and succeed on the next entry", async () => {
     const before = h.logs.length;
     const m = await client(h, "retry", { step: "retry", maxRetries: 1 }).messages.create(ask("go"));
-    expect(m.content).toEqual([{ type: "text", text: "worth the wait" }]);
+    expect(m.content).toEqual([text("worth the wait")]);
     expect(h.logs.slice(before).map((l) => l.status)).toEqual([429, 200]);
     expect(h.stub.episode("retry").calls.map((x) => x.outcome)).toEqual([Outcome.ERROR, Outcome.OK]);
   });
@@ -176,7 +186,8 @@ describe("POST /v1/messages with the official @anthropic-ai/sdk", () => {
     const err = await client(h, "no-retry", { step: "retry" }).messages.create(ask("go")).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.RateLimitError);
     const e = err as InstanceType<typeof Anthropic.RateLimitError>;
-    expect(e.error).toEqual({ type: "error", error: { type: "rate_limit_error", message: "slow down" } });
+    expect(e.error).toEqual(errorBody("rate_limit_error", "slow down", "req_gen-no-retry-1"));
+    expect(e.requestID).toBe("req_gen-no-retry-1");
     expect([e.headers?.get("retry-after"), e.headers?.get("retry-after-ms")]).toEqual(["1", "1000"]);
   });
 
@@ -184,7 +195,7 @@ describe("POST /v1/messages with the official @anthropic-ai/sdk", () => {
     const before = h.logs.length;
     const err = await client(h, "refused", { step: "refused", maxRetries: 2 }).messages.create(ask("go")).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.BadRequestError);
-    expect((err as InstanceType<typeof Anthropic.BadRequestError>).error).toEqual({ type: "error", error: { type: "invalid_request_error", message: "scripted refusal" } });
+    expect((err as InstanceType<typeof Anthropic.BadRequestError>).error).toEqual(errorBody("invalid_request_error", "scripted refusal", "req_gen-refused-1"));
     expect(h.logs.slice(before).map((l) => l.status)).toEqual([400]);
   });
 
@@ -192,19 +203,19 @@ describe("POST /v1/messages with the official @anthropic-ai/sdk", () => {
     const err = await client(h, "overloaded-once", { step: "overloaded" }).messages.create(ask("go")).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.InternalServerError);
     const e = err as InstanceType<typeof Anthropic.InternalServerError>;
-    expect([e.status, e.error]).toEqual([529, { type: "error", error: { type: "overloaded_error", message: "busy" } }]);
+    expect([e.status, e.error]).toEqual([529, errorBody("overloaded_error", "busy", "req_gen-overloaded-once-1")]);
     const m = await client(h, "overloaded-retried", { step: "overloaded", maxRetries: 1 }).messages.create(ask("go"));
-    expect(m.content).toEqual([{ type: "text", text: "back again" }]);
+    expect(m.content).toEqual([text("back again")]);
   });
 
   it("ends a stream broken by a scripted error with an error event the SDK throws, after the text before it", async () => {
     const stream = client(h, "broken", { step: "broken" }).messages.stream(ask("go"));
-    const text: string[] = [];
-    stream.on("text", (t) => text.push(t));
+    const seen: string[] = [];
+    stream.on("text", (t) => seen.push(t));
     const err = await stream.finalMessage().catch((e: unknown) => e);
-    expect(text.join("")).toBe("one two ");
+    expect(seen.join("")).toBe("one two ");
     expect(err).toBeInstanceOf(Anthropic.APIError);
-    expect((err as InstanceType<typeof Anthropic.APIError>).error).toEqual({ type: "error", error: { type: "overloaded_error", message: "the link broke" } });
+    expect((err as InstanceType<typeof Anthropic.APIError>).error).toEqual(errorBody("overloaded_error", "the link broke", "req_gen-broken-1"));
     expect(h.stub.episode("broken").calls[0]!.streamBreak).toBe(StreamBreak.ERROR);
   });
 

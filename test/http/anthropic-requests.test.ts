@@ -142,7 +142,8 @@ const malformed: [string, unknown, string][] = [
   ["a tool without input_schema", { ...ok, tools: [{ name: "t" }] }, "tools[0].input_schema is required"],
   ["stop_sequences as a text", { ...ok, stop_sequences: "END" }, "stop_sequences: expected a list of strings"],
   ["10,001 turns", { ...ok, messages: Array.from({ length: 10_001 }, () => user) }, "messages holds 10001 messages"],
-  ["tool results past the message limit", { ...ok, messages: [{ role: "user", content: Array.from({ length: 10_000 }, () => ({ type: "tool_result", tool_use_id: "c" })) }] }, "messages holds 10001 messages, counting each tool_result block as one"],
+  ["tool results past the message limit", { ...ok, messages: [{ role: "user", content: Array.from({ length: 10_001 }, () => ({ type: "tool_result", tool_use_id: "c" })) }] }, "messages holds 10001 messages, counting each tool_result block and the system prompt as one"],
+  ["10,000 turns and a system prompt", { ...ok, system: "be brief", messages: Array.from({ length: 10_000 }, () => user) }, "messages holds 10001 messages"],
   ["a body nested 200 deep", `{"model":"m","max_tokens":1,"messages":[${"[".repeat(200)}${"]".repeat(200)}]}`, "the request body nests objects and lists deeper than 128 levels"],
 ];
 
@@ -165,6 +166,18 @@ describe("malformed Anthropic requests", () => {
   it("answers the same body without the fault", async () => {
     const r = await rawRequest(h.base, "POST", "/v1/messages", ok);
     expect(r.status).toBe(200);
+  });
+
+  it("counts a turn of tool results alone as its results, as chat completions counts the same loop", async () => {
+    // 1 + 3,400 x (assistant tool_use, user tool_result) = 6,801 engine messages: under the limit.
+    const round = [
+      { role: "assistant", content: [{ type: "tool_use", id: "c", name: "t", input: {} }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "c", content: "x" }] },
+    ];
+    const messages = [user, ...Array.from({ length: 3_400 }, () => round).flat()];
+    const r = await rawRequest(h.base, "POST", "/v1/messages", { ...ok, messages }, { "x-modelstub-session": "long-loop" });
+    expect(r.status, String(r.body).slice(0, 300)).toBe(200);
+    expect(h.stub.episode("long-loop").calls[0]!.request!.messages).toHaveLength(6_801);
   });
 });
 

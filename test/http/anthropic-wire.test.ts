@@ -27,8 +27,29 @@ const ask = (text: string, extra: object = {}) => ({ model: "claude-stub", max_t
 /** One SSE event as Anthropic writes it: named, then its JSON. */
 const ev = (type: string, body: object) => `event: ${type}\ndata: ${JSON.stringify(body)}\n\n`;
 
-const zeroUsage = { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 }, output_tokens: 0, service_tier: "standard" };
-const start = (id: string) => ev("message_start", { type: "message_start", message: { id, type: "message", role: "assistant", model: "claude-stub", content: [], stop_reason: null, stop_sequence: null, usage: zeroUsage } }) + ev("ping", { type: "ping" });
+const zeroUsage = {
+  input_tokens: 0,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
+  cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+  output_tokens: 0,
+  output_tokens_details: null,
+  server_tool_use: null,
+  service_tier: "standard",
+  inference_geo: null,
+  speed: null,
+};
+const message = (id: string) => ({ id, type: "message", role: "assistant", model: "claude-stub", content: [], stop_reason: null, stop_sequence: null, stop_details: null, container: null, diagnostics: null, usage: zeroUsage });
+const start = (id: string) => ev("message_start", { type: "message_start", message: message(id) }) + ev("ping", { type: "ping" });
+const textStart = ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "", citations: null } });
+const toolStart = (index: number, id: string, name: string) =>
+  ev("content_block_start", { type: "content_block_start", index, content_block: { type: "tool_use", id, name, input: {}, caller: { type: "direct" } } });
+const messageDelta = (stopReason: string, input: number, output: number) =>
+  ev("message_delta", {
+    type: "message_delta",
+    delta: { stop_reason: stopReason, stop_sequence: null, stop_details: null, container: null },
+    usage: { input_tokens: input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: output, output_tokens_details: null, server_tool_use: null },
+  });
 const delta = (index: number, d: object) => ev("content_block_delta", { type: "content_block_delta", index, delta: d });
 const stop = (index: number) => ev("content_block_stop", { type: "content_block_stop", index });
 
@@ -61,23 +82,23 @@ describe("Anthropic Messages on the wire", () => {
     ]);
     expect(String(tools!.body)).toBe(
       start("msg_gen-bytes-1") +
-        ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }) +
+        textStart +
         // The script's chunking ({chars: 5}), one delta per chunk.
         delta(0, { type: "text_delta", text: "Let m" }) +
         delta(0, { type: "text_delta", text: "e loo" }) +
         delta(0, { type: "text_delta", text: "k." }) +
         stop(0) +
-        ev("content_block_start", { type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "call-bytes-1-0", name: "read", input: {} } }) +
+        toolStart(1, "call-bytes-1-0", "read") +
         delta(1, { type: "input_json_delta", partial_json: '{"pat' }) +
         delta(1, { type: "input_json_delta", partial_json: 'h":"/' }) +
         delta(1, { type: "input_json_delta", partial_json: "etc/h" }) +
         delta(1, { type: "input_json_delta", partial_json: 'osts"' }) +
         delta(1, { type: "input_json_delta", partial_json: "}" }) +
         stop(1) +
-        ev("content_block_start", { type: "content_block_start", index: 2, content_block: { type: "tool_use", id: "call-bytes-1-1", name: "list", input: {} } }) +
+        toolStart(2, "call-bytes-1-1", "list") +
         delta(2, { type: "input_json_delta", partial_json: "{}" }) +
         stop(2) +
-        ev("message_delta", { type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { input_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 9 } }) +
+        messageDelta("tool_use", 12, 9) +
         ev("message_stop", { type: "message_stop" }),
     );
   });
@@ -86,9 +107,9 @@ describe("Anthropic Messages on the wire", () => {
     const broken = (await run()).exchanges[3]!;
     expect(String(broken.body)).toBe(
       start("msg_gen-bytes-4") +
-        ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }) +
+        textStart +
         delta(0, { type: "text_delta", text: "cut " }) +
-        ev("error", { type: "error", error: { type: "api_error", message: "boom" } }),
+        ev("error", { type: "error", error: { type: "api_error", message: "boom" }, request_id: "req_gen-bytes-4" }),
     );
   });
 
@@ -96,7 +117,7 @@ describe("Anthropic Messages on the wire", () => {
     const empty = (await run()).exchanges[4]!;
     expect(String(empty.body)).toBe(
       start("msg_gen-bytes-5") +
-        ev("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { input_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 } }) +
+        messageDelta("end_turn", 1, 0) +
         ev("message_stop", { type: "message_stop" }),
     );
   });

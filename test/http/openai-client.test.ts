@@ -52,8 +52,9 @@ describe("the HTTP front with the official openai client", () => {
   afterAll(() => h.close());
 
   it("answers a non-streaming call with the scripted text, a derived id, the timeline's created, the usage and OpenRouter's provider fields", async () => {
-    const { data: c, response } = await h.client({ session: "unary" }).chat.completions.create({ model: "stub-large", messages: [{ role: "user", content: "hello" }] }).withResponse();
+    const { data: c, response, request_id } = await h.client({ session: "unary" }).chat.completions.create({ model: "stub-large", messages: [{ role: "user", content: "hello" }] }).withResponse();
     expect(response.headers.get("x-generation-id")).toBe("chatcmpl-gen-unary-1");
+    expect(request_id).toBe("req_gen-unary-1");
     expect(c).toEqual({
       id: "chatcmpl-gen-unary-1",
       object: "chat.completion",

@@ -104,13 +104,14 @@ def main():
         client(base, "py-overloaded", step="overloaded").messages.create(**ask([{"role": "user", "content": "go"}]))
         check("529 overloaded_error", False, "no error")
     except anthropic.InternalServerError as e:
-        check("529 overloaded_error", e.status_code == 529 and e.body == {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}, repr(e.body))
+        check("529 overloaded_error", e.status_code == 529 and e.body == {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}, "request_id": "req_gen-py-overloaded-1"}, repr(e.body))
+        check("error request id read by the SDK", e.request_id == "req_gen-py-overloaded-1", repr(e.request_id))
 
     try:
         client(base, "py-refused", step="refused", max_retries=2).messages.create(**ask([{"role": "user", "content": "go"}]))
         check("400 not retried", False, "no error")
     except anthropic.BadRequestError as e:
-        check("400 not retried", e.body == {"type": "error", "error": {"type": "invalid_request_error", "message": "scripted refusal"}}, repr(e.body))
+        check("400 not retried", e.body == {"type": "error", "error": {"type": "invalid_request_error", "message": "scripted refusal"}, "request_id": "req_gen-py-refused-1"}, repr(e.body))
 
     text = []
     try:
@@ -119,7 +120,7 @@ def main():
                 text.append(t)
         check("mid-stream error raised", False, "no error")
     except anthropic.APIStatusError as e:
-        check("mid-stream error raised", "".join(text) == "one two " and e.body == {"type": "error", "error": {"type": "overloaded_error", "message": "the link broke"}}, f"{text!r} {e.body!r}")
+        check("mid-stream error raised", "".join(text) == "one two " and e.body == {"type": "error", "error": {"type": "overloaded_error", "message": "the link broke"}, "request_id": "req_gen-py-broken-1"}, f"{text!r} {e.body!r}")
 
     sys.exit(1 if failures else 0)
 
