@@ -5,6 +5,7 @@ import { createGrpcUpstream } from "../recorder/grpc-upstream.js";
 import { createOpenAiUpstream } from "../recorder/openai-upstream.js";
 import { startRecorder } from "../recorder/start-recorder.js";
 import type { Upstream, UpstreamOptions } from "../recorder/upstream.js";
+import { whyUnwritable } from "../script/write-script-file.js";
 import { catchStopSignals } from "./catch-stop-signals.js";
 import { durationOption, formatOptionsHelp, resolveOptions, UsageError, type OptionSpec } from "./options.js";
 
@@ -30,8 +31,9 @@ by step id when the call names one, in call order otherwise. Clients see what th
 send (ids, tool call ids, chunks). Upstream errors become scripted errors of the same status
 (429 with its retry hints), timeouts \`timeout: true\`. Stop it with SIGTERM or SIGINT: it writes
 FILE and prints the command that replays it. One session is recorded, the first that calls.
-Exit codes: 0 stopped and written, 1 the script could not be written, 2 bad arguments or an
-address that cannot be bound.
+Exit codes: 0 stopped and written, 1 the script could not be written or is past the 512 KiB
+script limit (written, but serve refuses it), 2 bad arguments, an --out whose folder is missing
+or not writable, or an address that cannot be bound.
 
 ${formatOptionsHelp(specs)}
 `;
@@ -39,7 +41,14 @@ ${formatOptionsHelp(specs)}
 /** The upstream an --upstream URL names. */
 function upstreamOf(url: string, o: UpstreamOptions): Upstream {
   if (url.startsWith("grpc://")) return createGrpcUpstream(url.slice("grpc://".length), o);
-  if (/^https?:\/\/[^/]/.test(url)) return createOpenAiUpstream(url, o);
+  if (/^https?:\/\/[^/]/.test(url)) {
+    try {
+      return createOpenAiUpstream(url, o);
+    } catch (err) {
+      // Its message never repeats the URL, which may hold a password.
+      throw new UsageError(`--upstream: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
   throw new UsageError(`--upstream must be an http(s):// base URL (like http://127.0.0.1:8000/v1) or grpc://HOST:PORT, not ${JSON.stringify(url)}`);
 }
 
@@ -60,6 +69,9 @@ export async function record(argv: string[]): Promise<number> {
     const out = options["out"] as string | undefined;
     if (!url) throw new UsageError("give --upstream URL: the model to record");
     if (!out) throw new UsageError("give --out FILE: where the script goes");
+    // Checked now: found at the first write, or at shutdown, the whole recording would be lost.
+    const unwritable = await whyUnwritable(out);
+    if (unwritable) throw new UsageError(`--out ${out} cannot be written: ${unwritable}`);
     const keyEnv = options["upstream-key-env"] as string | undefined;
     const apiKey = keyEnv !== undefined ? process.env[keyEnv] : undefined;
     if (keyEnv !== undefined && !apiKey) throw new UsageError(`--upstream-key-env: the variable ${keyEnv} is not set`);
@@ -107,6 +119,11 @@ export async function record(argv: string[]): Promise<number> {
     }
     const fronts = `${http !== undefined ? ` --http ${http}` : ""}`;
     process.stderr.write(`modelstub record: wrote ${out}: ${calls} call${calls === 1 ? "" : "s"} of session "${session}"\n`);
+    if (recorder.unservable) {
+      // No replay command: serve would refuse the file.
+      process.stderr.write(`modelstub record: ${out} cannot be replayed: ${recorder.unservable}; record fewer calls per script\n`);
+      return 1;
+    }
     process.stdout.write(`modelstub serve --script ${out}${fronts}\n`);
     return 0;
   } catch (err) {

@@ -1,7 +1,7 @@
-import { rename, writeFile } from "node:fs/promises";
 import { scriptFromEpisode } from "../script/episode-to-script.js";
 import { loadScriptText } from "../script/load-script.js";
 import { ScriptError } from "../script/script-error.js";
+import { writeScriptFile } from "../script/write-script-file.js";
 import { readEpisodeFile } from "./episode.js";
 import { formatOptionsHelp, resolveOptions, UsageError, type OptionSpec } from "./options.js";
 
@@ -25,13 +25,6 @@ arguments.
 ${formatOptionsHelp(specs)}
 `;
 
-/** Writes `text` to `path` atomically: a temp file beside it, then a rename. */
-async function writeAtomically(path: string, text: string): Promise<void> {
-  const temp = `${path}.${process.pid}.tmp`;
-  await writeFile(temp, text);
-  await rename(temp, path);
-}
-
 async function fromEpisode(file: string, out: string | undefined, strict: boolean): Promise<number> {
   let episode;
   try {
@@ -52,7 +45,14 @@ async function fromEpisode(file: string, out: string | undefined, strict: boolea
     if (!(err instanceof ScriptError)) throw err;
     if (made.problems.length === 0) made.problems.push(`the script does not load: ${err.message}`);
   }
-  if (out !== undefined) await writeAtomically(out, made.text);
+  if (out !== undefined) {
+    try {
+      await writeScriptFile(out, made.text);
+    } catch (err) {
+      process.stderr.write(`modelstub script: ${(err as Error).message}\n`);
+      return 1;
+    }
+  }
   else process.stdout.write(made.text);
   for (const p of made.problems) process.stderr.write(`modelstub script: not exact: ${p}\n`);
   if (out !== undefined) {

@@ -15,7 +15,7 @@ function parametersOf(json: string): unknown {
 /**
  * A GenerateRequest as an OpenAI chat-completions body: the inverse of the HTTP front's mapping
  * (docs/http.md), so a request that came in over HTTP goes upstream as it was sent, less what
- * the mapping drops. `model` fills in a request that names none.
+ * the mapping drops (listed in docs/record.md). `model` fills in a request that names none.
  */
 export function chatBodyOf(request: GenerateRequest, stream: boolean, model: string | undefined): Record<string, unknown> {
   const body: Record<string, unknown> = {
@@ -40,6 +40,9 @@ export function chatBodyOf(request: GenerateRequest, stream: boolean, model: str
   const s = request.sampling;
   if (s?.temperature !== undefined) body["temperature"] = s.temperature;
   if (s?.topP !== undefined) body["top_p"] = s.topP;
+  // The request does not say whether the client wrote max_completion_tokens (the HTTP front reads
+  // either name into this one field), so it goes up under the name most compatible servers read;
+  // OpenAI's o-series refuse it (docs/record.md, "What cannot be recorded faithfully").
   if (s?.maxTokens !== undefined) body["max_tokens"] = s.maxTokens;
   if (s && s.stop.length > 0) body["stop"] = s.stop;
   if (s?.seed !== undefined) body["seed"] = Number(s.seed);

@@ -1,6 +1,7 @@
 import { Code } from "../shared/status-code.js";
 import { chatBodyOf } from "./openai-request.js";
-import { msSince, type Upstream, type UpstreamCall, type UpstreamOptions, type UpstreamReply, type UpstreamResult } from "./upstream.js";
+import { isObj, MalformedJson, parseJson, ReplyBuilder, sseData } from "./openai-reply.js";
+import { msSince, type Upstream, type UpstreamCall, type UpstreamOptions, type UpstreamResult } from "./upstream.js";
 
 /**
  * HTTP statuses as the gRPC codes the HTTP front maps back to them (src/http/http-error.ts), so
@@ -23,68 +24,28 @@ const codeOfStatus: Record<number, number> = {
 /** Response headers kept as the recorded status's trailers: the retry hints clients obey. */
 const keptHeaders = ["retry-after", "retry-after-ms", "x-should-retry"];
 
-const finishReasons = new Set(["stop", "length", "tool_calls", "content_filter"]);
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
-
-/** An error's text with the full URL (credentials and all) replaced by the one shown. */
+/** An error's text with the full URL (its query and all) replaced by the one shown. */
 const scrubUrl = (text: string, url: string, shown: string) => text.split(url).join(shown);
 
-/** Collects a reply from a whole completion or from stream deltas. */
-class ReplyBuilder {
-  chunks: string[] = [];
-  calls: { id: string; name: string; arguments: string }[] = [];
-  finish = "";
-  usage: UpstreamReply["usage"];
-  model = "";
-
-  usageOf(u: unknown): void {
-    if (isObj(u) && typeof u["prompt_tokens"] === "number" && typeof u["completion_tokens"] === "number") this.usage = { input: u["prompt_tokens"], output: u["completion_tokens"] };
+/**
+ * The message of an error body in the shapes OpenAI-compatible servers use: OpenAI's
+ * `{"error":{"message"}}`, a plain `{"error":"text"}`, vLLM's top-level `{"message"}`, and
+ * FastAPI's `{"detail"}` (a text, or a list of `{loc, msg}` validation problems).
+ */
+function messageOfBody(body: unknown): string | undefined {
+  if (!isObj(body)) return undefined;
+  const e = body["error"];
+  if (isObj(e) && typeof e["message"] === "string") return e["message"];
+  if (typeof e === "string" && e !== "") return e;
+  if (typeof body["message"] === "string" && body["message"] !== "") return body["message"];
+  const detail = body["detail"];
+  if (typeof detail === "string" && detail !== "") return detail;
+  if (Array.isArray(detail) && detail.length > 0) {
+    return detail
+      .map((d) => (isObj(d) && typeof d["msg"] === "string" ? (Array.isArray(d["loc"]) ? `${d["loc"].join(".")}: ${d["msg"]}` : d["msg"]) : JSON.stringify(d)))
+      .join("; ");
   }
-
-  /** One choice's message (unary) or delta (stream); returns whether it carried content. */
-  add(m: Obj): boolean {
-    let content = false;
-    if (typeof m["content"] === "string" && m["content"] !== "") {
-      this.chunks.push(m["content"]);
-      content = true;
-    }
-    const calls = Array.isArray(m["tool_calls"]) ? m["tool_calls"] : [];
-    calls.forEach((c: unknown, i) => {
-      if (!isObj(c)) return;
-      const index = typeof c["index"] === "number" ? c["index"] : i;
-      const fn = isObj(c["function"]) ? c["function"] : {};
-      const call = (this.calls[index] ??= { id: "", name: "", arguments: "" });
-      if (typeof c["id"] === "string") call.id = c["id"];
-      if (typeof fn["name"] === "string") call.name += fn["name"];
-      if (typeof fn["arguments"] === "string") call.arguments += fn["arguments"];
-      content = true;
-    });
-    return content;
-  }
-
-  build(): UpstreamReply {
-    const calls = this.calls.filter((c) => c !== undefined);
-    const finish = finishReasons.has(this.finish) ? (this.finish as UpstreamReply["finishReason"]) : calls.length > 0 ? "tool_calls" : "stop";
-    return { text: this.chunks.join(""), chunks: this.chunks, toolCalls: calls, finishReason: finish, usage: this.usage, model: this.model };
-  }
-}
-
-/** The events of a server-sent-events body: each `data:` payload, in order. */
-async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
-  let buffer = "";
-  for await (const bytes of body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(bytes, { stream: true }).replace(/\r\n?/g, "\n");
-    let end: number;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
-      const event = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const data = event.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, ""));
-      if (data.length > 0) yield data.join("\n");
-    }
-  }
+  return undefined;
 }
 
 /** An upstream's error answer as a status: its message from the body, its retry hints as trailers. */
@@ -93,10 +54,11 @@ async function errorOf(res: Response, totalMs: () => number): Promise<UpstreamRe
   let message = `upstream answered HTTP ${res.status}`;
   try {
     const body: unknown = JSON.parse(text);
-    const e = isObj(body) && isObj(body["error"]) ? body["error"] : undefined;
-    if (e && typeof e["message"] === "string") message = e["message"];
+    message = messageOfBody(body) ?? message;
   } catch {
-    if (text.trim()) message = text.trim().slice(0, 1024);
+    // Kept whole: the recorder scrubs the key out first and only then clips it to a status
+    // message's size (record-entry.ts); a clip here could cut through a key and keep its prefix.
+    if (text.trim()) message = text.trim();
   }
   if (res.status === 408 || res.status === 504) return { kind: "timeout", totalMs: totalMs() };
   const trailers = keptHeaders.flatMap((k): [string, string][] => {
@@ -108,16 +70,30 @@ async function errorOf(res: Response, totalMs: () => number): Promise<UpstreamRe
 }
 
 /**
+ * The chat-completions endpoint under `baseUrl`: the path appended, the query kept (Azure's
+ * `?api-version=`). A user or password in it is refused: fetch will not send them, so every
+ * call would fail; the key goes by --upstream-key-env instead.
+ */
+function endpointOf(baseUrl: string): URL {
+  const url = new URL(baseUrl);
+  if (url.username !== "" || url.password !== "") {
+    throw new Error("the upstream URL must not hold a user or password (fetch will not send them); pass the key with --upstream-key-env NAME");
+  }
+  url.pathname = `${url.pathname.replace(/\/+$/, "")}/chat/completions`;
+  url.hash = "";
+  return url;
+}
+
+/**
  * An OpenAI-compatible chat-completions endpoint as the recorder's upstream: `baseUrl` like
  * `http://127.0.0.1:8000/v1`. Streams when the client streams (so the chunks are the upstream's),
  * asks for usage in streams, and turns HTTP errors, timeouts and broken streams into results.
  */
 export function createOpenAiUpstream(baseUrl: string, options: UpstreamOptions = {}): Upstream {
-  const url = `${baseUrl.replace(/\/+$/, "")}/chat/completions`;
-  // What comments and messages name: never a user, password or query the URL may carry.
+  const endpoint = endpointOf(baseUrl);
+  const url = endpoint.toString();
+  // What comments and messages name: never the query, which may carry a key.
   const shown = new URL(url);
-  shown.username = "";
-  shown.password = "";
   shown.search = "";
   const describe = shown.toString();
   const timeoutMs = options.timeoutMs ?? 60_000;
@@ -135,28 +111,27 @@ export function createOpenAiUpstream(baseUrl: string, options: UpstreamOptions =
       const reply = new ReplyBuilder();
       let firstByteMs = -1;
       let sent = 0;
+      const broke = (message: string): UpstreamResult => ({ kind: "reply", reply: reply.build(), firstByteMs: Math.max(firstByteMs, 0), totalMs: totalMs(), broke: { afterChunks: sent, message } });
       try {
         const res = await fetch(url, { method: "POST", headers, body: JSON.stringify(chatBodyOf(request, stream, options.model)), signal: both });
         if (!res.ok) return await errorOf(res, totalMs);
-        if (!stream) {
-          const body: unknown = await res.json();
+        // A server that ignores `stream: true` answers a whole JSON completion: recorded as a unary
+        // reply is (one chunk, so even with --keep-chunks the client's stream is cut by the words
+        // rule). Any other content type is read as SSE, as servers that mislabel streams need.
+        if (!stream || /\bjson\b/i.test(res.headers.get("content-type") ?? "")) {
+          reply.addCompletion(parseJson(await res.text()));
           firstByteMs = totalMs();
-          const b = isObj(body) ? body : {};
-          const choice = Array.isArray(b["choices"]) && isObj(b["choices"][0]) ? b["choices"][0] : {};
-          reply.add(isObj(choice["message"]) ? choice["message"] : {});
-          reply.finish = typeof choice["finish_reason"] === "string" ? choice["finish_reason"] : "";
-          reply.usageOf(b["usage"]);
-          reply.model = typeof b["model"] === "string" ? b["model"] : "";
           return { kind: "reply", reply: reply.build(), firstByteMs, totalMs: totalMs() };
         }
+        let done = false;
         for await (const data of sseData(res.body!)) {
-          if (data.trim() === "[DONE]") break;
-          const chunk: unknown = JSON.parse(data);
-          if (!isObj(chunk)) continue;
-          if (isObj(chunk["error"])) {
-            const message = typeof chunk["error"]["message"] === "string" ? chunk["error"]["message"] : "upstream stream error";
-            return { kind: "reply", reply: reply.build(), firstByteMs: Math.max(firstByteMs, 0), totalMs: totalMs(), broke: { afterChunks: sent, message } };
+          if (data.trim() === "[DONE]") {
+            done = true;
+            break;
           }
+          const chunk = parseJson(data);
+          if (!isObj(chunk)) continue;
+          if (isObj(chunk["error"])) return broke(typeof chunk["error"]["message"] === "string" ? chunk["error"]["message"] : "upstream stream error");
           if (typeof chunk["model"] === "string") reply.model = chunk["model"];
           reply.usageOf(chunk["usage"]);
           const choice = Array.isArray(chunk["choices"]) && isObj(chunk["choices"][0]) ? chunk["choices"][0] : undefined;
@@ -167,12 +142,21 @@ export function createOpenAiUpstream(baseUrl: string, options: UpstreamOptions =
           }
           if (typeof choice["finish_reason"] === "string") reply.finish = choice["finish_reason"];
         }
+        // A finish reason says the answer is whole even if [DONE] got lost; with neither, the
+        // stream was cut short and must not replay as a finished answer.
+        if (!done && reply.finish === "") {
+          const why = "upstream stream ended without [DONE]";
+          return sent > 0 ? broke(why) : { kind: "error", code: Code.UNAVAILABLE, message: why, trailers: [], totalMs: totalMs() };
+        }
         return { kind: "reply", reply: reply.build(), firstByteMs: Math.max(firstByteMs, 0), totalMs: totalMs() };
       } catch (err) {
         if (signal.aborted) return { kind: "aborted", reason: String(signal.reason) === "deadline" ? "deadline" : "cancelled", totalMs: totalMs() };
         if (timeout.aborted) return { kind: "timeout", totalMs: totalMs() };
+        // Malformed JSON from a reachable upstream keeps UNAVAILABLE, the code of a 502 Bad
+        // Gateway (an invalid answer from upstream), but says what happened.
+        if (err instanceof MalformedJson) return sent > 0 ? broke(err.message) : { kind: "error", code: Code.UNAVAILABLE, message: err.message, trailers: [], totalMs: totalMs() };
         const why = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
-        if (sent > 0) return { kind: "reply", reply: reply.build(), firstByteMs, totalMs: totalMs(), broke: { afterChunks: sent, message: `upstream stream broke: ${why}` } };
+        if (sent > 0) return broke(`upstream stream broke: ${why}`);
         return { kind: "error", code: Code.UNAVAILABLE, message: `upstream ${describe} unreachable: ${scrubUrl(why, url, describe)}`, trailers: [], totalMs: totalMs() };
       }
     },

@@ -5,7 +5,7 @@ import type { EntryInput, LatencyInput, ReplyInput } from "../script/script-sche
 import { templateHazard } from "../script/write-script.js";
 import { splitChunks } from "../shared/split-chunks.js";
 import { codeName } from "../shared/status-code.js";
-import { redactArguments, redactTrailers, scrub, type Redaction } from "./redact.js";
+import { clipScrubbed, redactArguments, redactTrailers, scrub, type Redaction } from "./redact.js";
 import type { UpstreamReply, UpstreamResult } from "./upstream.js";
 
 /** How the recorder writes entries: `--keep-chunks`, `--latency`, `--redact` and the key. */
@@ -26,8 +26,8 @@ export interface RecordedEntry {
  * headers, like content-type, are not the answer's), the message within the script's limit.
  */
 function statusOf(code: number, message: string, trailers: readonly [string, string][], r: Redaction) {
-  let text = scrub(message, r);
-  while (Buffer.byteLength(text) > maxStatusMessageBytes) text = text.slice(0, -1);
+  // Scrubbed before it is clipped: a clip through a key would keep a prefix no scrub finds.
+  let text = clipScrubbed(scrub(message, r), maxStatusMessageBytes, r);
   // A lone surrogate cannot travel in grpc-message (the script refuses one): a replacement character stands in.
   text = text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
   const kept = redactTrailers(trailers, r).filter(([k, v]) => isScriptableTrailer(k, v));
@@ -54,13 +54,14 @@ function replyOf(reply: UpstreamReply, o: EntryOptions, stream: boolean, partial
   if (calls.length > 0) {
     out.tool_calls = calls.map((c) => {
       const args = redactArguments(c.arguments, r);
+      const name = scrub(c.name, r);
       try {
         const value: unknown = JSON.parse(args);
-        if (value !== null && typeof value === "object" && !Array.isArray(value) && JSON.stringify(value) === args) return { name: c.name, arguments: value as Record<string, unknown> };
+        if (value !== null && typeof value === "object" && !Array.isArray(value) && JSON.stringify(value) === args) return { name, arguments: value as Record<string, unknown> };
       } catch {
         // Not JSON: kept as a text, which the caller checks.
       }
-      return { name: c.name, arguments: args };
+      return { name, arguments: args };
     });
   }
   if (!partial && reply.finishReason !== (calls.length > 0 ? "tool_calls" : "stop")) out.finish_reason = reply.finishReason;
@@ -99,7 +100,7 @@ export function recordEntry(result: UpstreamResult, where: string, o: EntryOptio
       const words = reply.chunks?.length ?? splitChunks(reply.text ?? "", { kind: "words" }).length;
       chunks = words + (reply.tool_calls ?? []).reduce((n, c) => n + 1 + splitChunks(typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments), { kind: "words" }).length, 0);
       const usage = result.reply.usage ? `, usage ${result.reply.usage.input} in / ${result.reply.usage.output} out` : ", no usage (the token rule counts it)";
-      comments[0] += `: ${result.reply.finishReason}, ${reply.tool_calls?.length ?? 0} tool call(s)${usage}, model ${JSON.stringify(result.reply.model)}`;
+      comments[0] += `: ${result.reply.finishReason}, ${reply.tool_calls?.length ?? 0} tool call(s)${usage}, model ${JSON.stringify(scrub(result.reply.model, o.redaction))}`;
       const problem = unwritable(reply);
       if (problem) {
         comments.push(`not recorded: ${problem}; the client got this error in its place`);
@@ -129,4 +130,17 @@ export function recordEntry(result: UpstreamResult, where: string, o: EntryOptio
   }
   const latency = o.latency ? latencyOf(result, chunks, stream) : undefined;
   return { entry: latency !== undefined ? { latency, ...entry } : entry, comments };
+}
+
+/**
+ * The entry of a call the recorder's shutdown cut off before the upstream answered: the
+ * UNAVAILABLE its client is answered with. Recorded rather than left out: a replay of the same
+ * requests then answers that call as the client saw it, where a script without it would answer
+ * it from the next entry or not at all; and not as a hang, which would stall a replay forever.
+ */
+export function shutdownEntry(where: string): RecordedEntry {
+  return {
+    entry: { error: { code: "UNAVAILABLE", message: "modelstub record is shutting down: the upstream had not answered this call" } },
+    comments: [`${where}: the recorder shut down before the upstream answered; the client got this UNAVAILABLE`],
+  };
 }

@@ -4,7 +4,7 @@ import type { Stub } from "../engine/stub.js";
 import type { DraftEntry, ScriptDraft } from "../script/write-script.js";
 import { Code } from "../shared/status-code.js";
 import { answerEntry, compileRecordedEntry } from "./answer-entry.js";
-import { recordEntry, type EntryOptions } from "./record-entry.js";
+import { recordEntry, shutdownEntry, type EntryOptions } from "./record-entry.js";
 import { ToolIds } from "./tool-ids.js";
 import type { Upstream } from "./upstream.js";
 
@@ -38,7 +38,7 @@ export interface RecordingStubOptions extends EntryOptions {
  * it. Calls run one at a time, in arrival order, so entries, ids and the declared timeline are
  * those of a sequential replay. One session is recorded: the first to call; others are refused.
  */
-export function createRecordingStub(o: RecordingStubOptions): Stub & { recording: Recording } {
+export function createRecordingStub(o: RecordingStubOptions): Stub & { recording: Recording; cutOffUpstream(): void } {
   const lists = new Map<string, DraftEntry[]>();
   const ids = new ToolIds();
   let session: string | undefined;
@@ -48,6 +48,8 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
   let draining = false;
   let usedDefaultModel = false;
   let queue: Promise<unknown> = Promise.resolve();
+  // Aborted when the recorder stops waiting for the upstream at shutdown, to tell that cut from the client's own.
+  const shutdown = new AbortController();
 
   const recording: Recording = {
     get session() {
@@ -87,10 +89,12 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
     const ref = step ? `steps.${step}[${list.length}]` : `entries[${list.length}]`;
     if (!input.request.model) usedDefaultModel = true;
     input.onStart?.({ sequence, startMs: timelineMs });
-    const result = await o.upstream.call({ method: input.method, request: ids.toUpstream(input.request), session, step, signal: input.signal, budgetMs: input.budgetMs ?? Infinity });
+    const signal = AbortSignal.any([input.signal, shutdown.signal]);
+    const result = await o.upstream.call({ method: input.method, request: ids.toUpstream(input.request), session, step, signal, budgetMs: input.budgetMs ?? Infinity });
     const method = input.method === "stream" ? "GenerateStream" : "Generate";
     const where = `call ${sequence} (${method}${step ? `, step ${step}` : ""}) -> ${o.upstream.describe}`;
-    const recorded = recordEntry(result, where, o, input.method === "stream");
+    const cutByShutdown = result.kind === "aborted" && shutdown.signal.aborted && !input.signal.aborted;
+    const recorded = cutByShutdown ? shutdownEntry(where) : recordEntry(result, where, o, input.method === "stream");
     let compiled;
     try {
       compiled = compileRecordedEntry(recorded.entry);
@@ -131,6 +135,10 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
     drain() {
       draining = true;
       o.inner.drain();
+    },
+    /** Stops waiting for the upstream: calls still waiting are answered and recorded UNAVAILABLE. */
+    cutOffUpstream() {
+      shutdown.abort("shutdown");
     },
   };
 }

@@ -1,10 +1,10 @@
-import { rename, writeFile } from "node:fs/promises";
 import { createVirtualClock } from "../engine/clock.js";
 import { createStub } from "../engine/create-stub.js";
 import { waitDrained } from "../engine/wait-drained.js";
 import { startGrpcServer, type RunningGrpcServer } from "../grpc/start-grpc-server.js";
 import { startHttpServer, type RunningHttpServer } from "../http/start-http-server.js";
 import { loadScriptText } from "../script/load-script.js";
+import { oversizeProblem, writeScriptFile } from "../script/write-script-file.js";
 import { writeScript } from "../script/write-script.js";
 import { noRedaction, type Redaction } from "./redact.js";
 import { createRecordingStub, type Recording } from "./recording-stub.js";
@@ -26,6 +26,11 @@ export interface RecorderOptions {
   redaction?: Redaction;
   /** The model a reply names when its request names none (default `modelstub`). */
   defaultModel?: string;
+  /**
+   * Told at once what goes wrong with `out` while recording (a failed write, a script past the
+   * size limit), so nobody records for an hour into a file that will not serve; default stderr.
+   */
+  onWarning?: (message: string) => void;
 }
 
 /** A running recorder. */
@@ -36,16 +41,18 @@ export interface RunningRecorder {
   readonly recording: Recording;
   /** The script recorded so far. */
   scriptText(): string;
-  /** Stops listening, lets calls in flight finish (up to `graceMs`), writes `out` a last time. */
+  /** Why the script written to `out` cannot be served (it is past the size limit), or undefined. */
+  readonly unservable: string | undefined;
+  /**
+   * Stops listening, lets calls in flight finish (up to `graceMs`, 5 s by default), writes `out`
+   * a last time. A call whose upstream has not answered by then is answered and recorded
+   * UNAVAILABLE ("modelstub record is shutting down").
+   */
   close(graceMs?: number): Promise<void>;
 }
 
-/** Writes `text` to `path` atomically: a temp file beside it, then a rename. */
-async function writeAtomically(path: string, text: string): Promise<void> {
-  const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
-  await writeFile(temp, text);
-  await rename(temp, path);
-}
+/** How long the fronts get, after a shutdown cut off the calls still waiting for the upstream, to send those calls their answers. */
+const cutOffAnswerMs = 1000;
 
 /**
  * Starts a recorder: the fronts `serve` has (gRPC ModelService, and the HTTP front when `http`
@@ -57,13 +64,27 @@ export async function startRecorder(options: RecorderOptions): Promise<RunningRe
   const defaultModel = options.defaultModel || "modelstub";
   const listed = loadScriptText(`name: modelstub record\nmodels: [{ id: ${JSON.stringify(defaultModel)} }]\nentries:\n  - repeat: true\n    reply: ""\n`, "modelstub record");
   const inner = createStub({ script: listed, clock: createVirtualClock() });
+  const warn = options.onWarning ?? ((message: string) => void process.stderr.write(`modelstub record: ${message}\n`));
   let writes: Promise<void> = Promise.resolve();
-  let writeError: unknown;
+  let writeError: Error | undefined;
+  let unservable: string | undefined;
   const write = () => {
     if (options.out === undefined || stub.recording.calls === 0) return writes;
+    const out = options.out;
     const text = writeScript(stub.recording.draft());
+    // Said once, when it first happens: the script only grows, and every later write is as big.
+    if (unservable === undefined && (unservable = oversizeProblem(text))) warn(`${out}: ${unservable}; recording goes on, and record exits 1 at the end`);
     // One write at a time, in call order: the file always ends with the latest script.
-    writes = writes.then(() => writeAtomically(options.out!, text)).catch((err) => void (writeError = err));
+    writes = writes
+      .then(() => writeScriptFile(out, text))
+      .then(
+        () => void (writeError = undefined),
+        (err: Error) => {
+          // Said at once, and once until a write succeeds again, not after every call.
+          if (!writeError) warn(`${err.message}; recording goes on, and the script is written again after the next call`);
+          writeError = err;
+        },
+      );
     return writes;
   };
   const stub = createRecordingStub({
@@ -91,15 +112,25 @@ export async function startRecorder(options: RecorderOptions): Promise<RunningRe
     httpUrl: http ? `http://${http.address}/v1` : undefined,
     recording: stub.recording,
     scriptText: () => writeScript(stub.recording.draft()),
+    get unservable() {
+      return unservable;
+    },
     close(graceMs = 5000) {
       closing ??= (async () => {
         grpc.health.set("NOT_SERVING");
         stub.drain();
-        const { leftMs } = await waitDrained(stub, graceMs);
-        await Promise.all([grpc.close(leftMs), http?.close(0)]);
+        const drained = await waitDrained(stub, graceMs);
+        let leftMs = drained.leftMs;
+        if (!drained.finished) {
+          // Past the grace: the calls still waiting for the upstream are cut off and answered
+          // UNAVAILABLE while the fronts still listen, rather than reset by their closing.
+          stub.cutOffUpstream();
+          ({ leftMs } = await waitDrained(stub, cutOffAnswerMs));
+        }
+        await Promise.all([grpc.close(leftMs), http?.close(leftMs)]);
         options.upstream.close();
         await write();
-        if (writeError) throw new Error(`modelstub record: cannot write ${options.out}: ${(writeError as Error).message}`);
+        if (writeError) throw new Error(`modelstub record: ${writeError.message}`);
       })();
       return closing;
     },

@@ -1,6 +1,7 @@
 import { CallMethod, type Episode, type EpisodeCall } from "../../gen/modelstub/v1/episode_pb.js";
 import { entryFromCall, type CallEntry } from "./entry-from-call.js";
 import type { EntryInput } from "./script-schema.js";
+import { oversizeProblem } from "./write-script-file.js";
 import { writeScript, type DraftEntry, type DraftList, type ScriptDraft } from "./write-script.js";
 
 /** A script made from an episode, and the calls it cannot reproduce byte for byte. */
@@ -108,13 +109,21 @@ export function scriptFromEpisode(episode: Episode, source: string): EpisodeScri
     }
     lists.push({ key, entries });
   }
-  const header = [
+  const header = () => [
     `Made by \`modelstub script from-episode\` from ${source}: ${episode.calls.length} call${episode.calls.length === 1 ? "" : "s"} of session "${episode.session}".`,
     "Serve it and send the same requests in the same order, in a session of that name, to record the same episode.",
     ...(problems.length > 0 ? [`Not reproduced exactly: ${problems.length} problem${problems.length === 1 ? "" : "s"}, each noted above its entry.`] : []),
   ];
-  const draft: ScriptDraft = { header, name: `from-episode ${episode.session}`, lists };
+  const draft: ScriptDraft = { header: header(), name: `from-episode ${episode.session}`, lists };
   const model = [...models][0];
   if (model !== undefined && model !== "modelstub") draft.defaults = { model };
-  return { text: writeScript(draft), draft, problems };
+  let text = writeScript(draft);
+  const oversize = oversizeProblem(text);
+  if (oversize) {
+    // Written all the same (it can be cut down by hand), but no replay can reproduce the episode.
+    problems.push(oversize);
+    draft.header = header();
+    text = writeScript(draft);
+  }
+  return { text, draft, problems };
 }

@@ -51,6 +51,28 @@ describe("modelstub record", { timeout: 60_000 }, () => {
     expect((await runCli(["validate", out])).code).toBe(0);
   });
 
+  it("warns as soon as the script passes the 512 KiB limit, and exits 1 at the end without a replay command", async () => {
+    const long = (word: string) => ({ kind: "json" as const, message: { content: `${word} `.repeat(60_000) }, finish: "stop" });
+    upstream = await startFakeUpstream([long("one"), long("two"), long("three")]);
+    const out = join(await mkdtemp(join(tmpdir(), "modelstub-record-")), "big.yaml");
+    const rec = await startRecord(["--upstream", upstream.baseUrl, "--out", out, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"], {});
+    const client = new OpenAI({ baseURL: rec.url, apiKey: "x", maxRetries: 0 });
+    for (const q of ["1", "2", "3"]) await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: q }] });
+    const { code, stdout, stderr } = await rec.stop();
+    expect(code).toBe(1);
+    expect(stdout).toBe("");
+    expect(stderr.match(/over the 524288 \(512 KiB\) a script may hold/g)).toHaveLength(2);
+    expect(stderr).toContain(`modelstub record: ${out}: the script is `);
+    expect(stderr).toContain(`modelstub record: ${out} cannot be replayed: the script is `);
+  });
+
+  it("refuses an --out whose folder is missing with exit 2, naming the flag and the path, before recording anything", async () => {
+    const out = join(await mkdtemp(join(tmpdir(), "modelstub-record-")), "gone", "x.yaml");
+    const run = await runCli(["record", "--upstream", "http://127.0.0.1:9/v1", "--out", out, "--grpc", "127.0.0.1:0"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`modelstub record: --out ${out} cannot be written: its folder ${join(out, "..")} does not exist`);
+  });
+
   it("refuses a missing upstream, an unset key variable and a non-loopback address with exit 2", async () => {
     expect((await runCli(["record", "--out", "x.yaml"])).code).toBe(2);
     const unset = await runCli(["record", "--upstream", "http://127.0.0.1:9/v1", "--out", "x.yaml", "--upstream-key-env", "REC_TEST_UNSET"]);

@@ -42,6 +42,22 @@ describe("modelstub script from-episode", { timeout: 60_000 }, () => {
     expect((await runCli(["script", "from-episode", file, "--strict"])).code).toBe(1);
   });
 
+  it("lists a script past the 512 KiB limit as not exact, so --strict exits 1, and names the --out file a write failed on, not its temp file", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "modelstub-from-episode-"));
+    const stub = createStub({ script: loadScriptText('entries:\n  - repeat: true\n    reply: "{{last_user}}"\n', "t.yaml"), clock: createVirtualClock() });
+    for (const word of ["one", "two", "three"]) await createInProcessPort(stub).generate(userRequest(`${word} `.repeat(50_000)), { session: "t" });
+    const file = join(dir, "big.episode.binpb");
+    await writeFile(file, stub.episodeBytes("t"));
+    const big = await runCli(["script", "from-episode", file, "--out", join(dir, "big.yaml"), "--strict"]);
+    expect(big.code).toBe(1);
+    expect(big.stderr).toMatch(/^modelstub script: not exact: the script is \d+ bytes, over the 524288 \(512 KiB\) a script may hold: serve and validate refuse it$/m);
+    const missing = join(dir, "gone", "t.yaml");
+    const unwritable = await runCli(["script", "from-episode", file, "--out", missing]);
+    expect(unwritable.code).toBe(1);
+    expect(unwritable.stderr).toContain(`modelstub script: cannot write ${missing}: ENOENT: no such file or directory\n`);
+    expect(unwritable.stderr).not.toContain(".tmp");
+  });
+
   it("refuses bad arguments with exit 2 and an unreadable episode with exit 1", async () => {
     expect((await runCli(["script", "from-epsode", "x"])).code).toBe(2);
     expect((await runCli(["script", "from-episode"])).code).toBe(2);

@@ -48,10 +48,10 @@ describe("modelstub record's failures, over its gRPC front", { timeout: 60_000 }
     expect(recorder.recording.calls).toBe(2);
   });
 
-  it("records an upstream it cannot reach as UNAVAILABLE, naming it without the credentials its URL held", async () => {
+  it("records an upstream it cannot reach as UNAVAILABLE, naming it without the query its URL held", async () => {
     const upstream = await startFakeUpstream([]);
     await upstream.close();
-    for (const baseUrl of [upstream.baseUrl, upstream.baseUrl.replace("http://", "http://user:pw-SECRET@")]) {
+    for (const baseUrl of [upstream.baseUrl, `${upstream.baseUrl}?key=q-SECRET`]) {
       const recorder = await startRecorder({ upstream: createOpenAiUpstream(baseUrl) });
       open.push(recorder);
       const port = createGrpcPort(recorder.grpcAddress);
