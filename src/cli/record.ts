@@ -3,16 +3,20 @@ import { splitAddress } from "../grpc/start-grpc-server.js";
 import { parseHttpAddress } from "../http/start-http-server.js";
 import { createGrpcUpstream } from "../recorder/grpc-upstream.js";
 import { createOpenAiUpstream } from "../recorder/openai-upstream.js";
-import { startRecorder } from "../recorder/start-recorder.js";
+import { RecorderListenError, startRecorder } from "../recorder/start-recorder.js";
 import type { Upstream, UpstreamOptions } from "../recorder/upstream.js";
 import { whyUnwritable } from "../script/write-script-file.js";
 import { catchStopSignals } from "./catch-stop-signals.js";
 import { durationOption, formatOptionsHelp, resolveOptions, UsageError, type OptionSpec } from "./options.js";
+import { listenProblem } from "./serve-error.js";
+
+/** The recorder's --grpc default, serve's too: a replay command leaves it out. */
+const defaultGrpc = "127.0.0.1:50051";
 
 const specs: OptionSpec[] = [
   { name: "upstream", type: "string", arg: "URL", description: "The real model: an OpenAI-compatible base URL (http://127.0.0.1:8000/v1, https://api.openai.com/v1), or grpc://HOST:PORT for a ModelService (another modelstub, a gateway)." },
   { name: "out", type: "string", arg: "FILE", description: "The script written: after every call (atomically) and at shutdown." },
-  { name: "grpc", type: "string", arg: "HOST:PORT", default: "127.0.0.1:50051", description: "Where clients call the recorder over gRPC, as `serve --grpc`. Loopback only." },
+  { name: "grpc", type: "string", arg: "HOST:PORT", default: defaultGrpc, description: "Where clients call the recorder over gRPC, as `serve --grpc`. Loopback only." },
   { name: "http", type: "string", arg: "HOST:PORT", description: "Also serve the HTTP front here, as `serve --http`. Loopback only. Off unless given." },
   { name: "upstream-key-env", type: "string", arg: "NAME", description: "Read the upstream's API key from this environment variable; it is sent upstream as `authorization: Bearer KEY` and nowhere else." },
   { name: "model", type: "string", arg: "ID", description: "The model sent upstream when a request names none (and named in those replies, as the script's defaults.model)." },
@@ -50,6 +54,24 @@ function upstreamOf(url: string, o: UpstreamOptions): Upstream {
     }
   }
   throw new UsageError(`--upstream must be an http(s):// base URL (like http://127.0.0.1:8000/v1) or grpc://HOST:PORT, not ${JSON.stringify(url)}`);
+}
+
+/** A word as a POSIX shell reads it back: as is when it holds nothing the shell treats specially, else single-quoted. */
+function shellWord(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The command that replays the script as it was recorded: the same fronts on the same
+ * addresses, and with --latency the virtual clock, which keeps the declared times on the
+ * episode's timeline without waiting them out (docs/record.md replays so).
+ */
+function replayCommand(out: string, o: { grpc: string; http: string | undefined; latency: boolean }): string {
+  const args = ["--script", out];
+  if (o.latency) args.push("--clock", "virtual");
+  if (o.grpc !== defaultGrpc) args.push("--grpc", o.grpc);
+  if (o.http !== undefined) args.push("--http", o.http);
+  return `modelstub serve ${args.map(shellWord).join(" ")}`;
 }
 
 function loopback(name: string, host: string): void {
@@ -98,7 +120,9 @@ export async function record(argv: string[]): Promise<number> {
       });
     } catch (err) {
       upstream.close();
-      process.stderr.write(`modelstub record: cannot listen: ${(err as Error).message}\n`);
+      // Said as serve says it, naming the flag to change when the address is busy.
+      const problem = err instanceof RecorderListenError ? listenProblem(err.address, err.front, err.error) : `cannot listen: ${(err as Error).message}`;
+      process.stderr.write(`modelstub record: ${problem}\n`);
       return 2;
     }
     process.stderr.write(`modelstub record: recording ${upstream.describe} into ${out}\n`);
@@ -117,14 +141,13 @@ export async function record(argv: string[]): Promise<number> {
       process.stderr.write(`modelstub record: no calls were made; ${out} was not written\n`);
       return 0;
     }
-    const fronts = `${http !== undefined ? ` --http ${http}` : ""}`;
     process.stderr.write(`modelstub record: wrote ${out}: ${calls} call${calls === 1 ? "" : "s"} of session "${session}"\n`);
     if (recorder.unservable) {
       // No replay command: serve would refuse the file.
       process.stderr.write(`modelstub record: ${out} cannot be replayed: ${recorder.unservable}; record fewer calls per script\n`);
       return 1;
     }
-    process.stdout.write(`modelstub serve --script ${out}${fronts}\n`);
+    process.stdout.write(`${replayCommand(out, { grpc, http, latency: options["latency"] === true })}\n`);
     return 0;
   } catch (err) {
     if (err instanceof UsageError) {

@@ -5,6 +5,16 @@ import { prepareRecordDir, RecordDirError } from "../record/prepare-record-dir.j
 /** A refusal that ends `modelstub serve` with its message and exit code 2. */
 export class ServeError extends Error {}
 
+/**
+ * Why a front could not listen, as `serve` and `record` both say it: a busy address (Node's
+ * EADDRINUSE, grpc-js's "No address added") names the flag that picks another.
+ */
+export function listenProblem(address: string, flag: "grpc" | "http", err: unknown): string {
+  const msg = err instanceof Error ? err.message : String(err);
+  if (!/EADDRINUSE|address already in use|No address added/i.test(msg)) return `cannot listen on ${address}: ${msg}`;
+  return `cannot listen on ${address}: the address is in use (${flag === "grpc" ? "is another modelstub running? " : ""}pick another with --${flag})`;
+}
+
 /** The host of --http, or the same refusal a bad address got from listening on it. */
 export function httpHostOf(address: string): string {
   try {

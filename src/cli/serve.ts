@@ -13,7 +13,7 @@ import { waitDrained } from "../engine/wait-drained.js";
 import { catchStopSignals } from "./catch-stop-signals.js";
 import { configurationFields, logFormatOf, logLevelOf } from "./log-level-of.js";
 import { durationOption, intOption, resolveOptions, UsageError, type OptionSource, type ResolvedOptions } from "./options.js";
-import { checkRecordDir, httpHostOf, ServeError } from "./serve-error.js";
+import { checkRecordDir, httpHostOf, listenProblem, ServeError } from "./serve-error.js";
 import { serveOptions } from "./serve-options.js";
 import { serveUsage } from "./serve-usage.js";
 import { startIdleEviction } from "./start-idle-eviction.js";
@@ -105,16 +105,13 @@ export async function serve(argv: string[]): Promise<number> {
         channelOptions: { "grpc.max_receive_message_length": maxMessageBytes },
       });
     } catch (err) {
-      const msg = (err as Error).message;
-      const busy = /EADDRINUSE|address already in use|No address added/i.test(msg);
-      throw new ServeError(`cannot listen on ${grpcAddress}: ${busy ? "the address is in use (is another modelstub running? pick another with --grpc)" : msg}`);
+      throw new ServeError(listenProblem(grpcAddress, "grpc", err));
     }
     if (httpAddress) {
       try {
         http = await startHttpServer({ stub, address: httpAddress, log: (r) => logger.call(callRecordOf(r)), maxBodyBytes: maxMessageBytes, token: httpExposed ? controlToken : undefined, processingComments: options["openrouter-comments"] === true });
       } catch (err) {
-        const msg = (err as Error).message;
-        throw new ServeError(`cannot listen on ${options["http"]}: ${/EADDRINUSE/.test(msg) ? "the address is in use (pick another with --http)" : msg}`);
+        throw new ServeError(listenProblem(httpAddress, "http", err));
       }
     }
     process.stderr.write(`modelstub: serving script ${JSON.stringify(script.name)} (${script.entryCount} ${script.entryCount === 1 ? "entry" : "entries"}, ${options["clock"]} clock)\n`);

@@ -65,6 +65,8 @@ export async function answerEntry(compiled: CompiledEntry, ctx: AnswerContext, i
   }
   if (brk) {
     if (brk.then === "drop") return { result: { kind: "drop" }, declaredMs };
+    // As a `hang: true`: the client cuts the call off (the front leaves it open until then).
+    if (brk.then === "hang") return { result: { kind: "aborted", reason: "cancelled" }, declaredMs };
     return { result: { kind: "status", status: brk.status }, declaredMs };
   }
   if (input.method === "stream") {

@@ -2,7 +2,7 @@ import { FinishReason, type GenerateResponse } from "../../gen/modelstub/v1/mode
 import { createGrpcPort } from "../port/grpc-port.js";
 import { ModelCallError } from "../port/model-port.js";
 import { Code } from "../shared/status-code.js";
-import { msSince, type Upstream, type UpstreamCall, type UpstreamOptions, type UpstreamReply, type UpstreamResult } from "./upstream.js";
+import { msSince, type Upstream, type UpstreamBreak, type UpstreamCall, type UpstreamOptions, type UpstreamReply, type UpstreamResult } from "./upstream.js";
 
 
 const finishNames: Record<number, UpstreamReply["finishReason"]> = {
@@ -24,12 +24,28 @@ function replyOf(res: GenerateResponse): UpstreamReply {
 }
 
 /**
+ * Whether a status is grpc-js's report of a link reset under the call, not a status the
+ * upstream sent: INTERNAL "Received RST_STREAM with code N..." (the stream reset, as a scripted
+ * `then: drop` or a crashed server does) and UNAVAILABLE "Connection dropped" (the whole
+ * connection gone). grpc-js makes these up itself, with no trailers, when no status arrived.
+ * What cannot be told apart: an upstream that sends a real status with this very text, and
+ * which reset it was (a drop, a crash, nghttp2's rapid-reset guard): all are recorded as a drop,
+ * which replays as the RST_STREAM a scripted drop sends.
+ */
+function droppedLink(err: ModelCallError): boolean {
+  if (err.trailers.length > 0) return false;
+  return (err.code === Code.INTERNAL && /^Received RST_STREAM with code \d+/.test(err.details)) || (err.code === Code.UNAVAILABLE && err.details === "Connection dropped");
+}
+
+/**
  * A status that ended an upstream call, as a result: DEADLINE_EXCEEDED under the client's own
  * deadline is the client's cut-off (replayed as a hang the same deadline ends), under the
  * recorder's a timeout; the rest are errors.
  */
 function statusResult(err: unknown, totalMs: number, clientDeadline: boolean): UpstreamResult {
   if (!(err instanceof ModelCallError)) return { kind: "error", code: Code.UNAVAILABLE, message: `upstream failed: ${(err as Error).message}`, trailers: [], totalMs };
+  // Before any content: a drop with nothing sent, which a replay resets the same way.
+  if (droppedLink(err)) return { kind: "reply", reply: { text: "", chunks: [], toolCalls: [], finishReason: "stop", usage: undefined, model: "" }, firstByteMs: totalMs, totalMs, broke: { afterChunks: 0, then: "drop", message: err.details } };
   if (err.code === Code.DEADLINE_EXCEEDED) return clientDeadline ? { kind: "aborted", reason: "deadline", totalMs } : { kind: "timeout", totalMs };
   return { kind: "error", code: err.code, message: err.details, trailers: err.trailers.map(([k, v]) => [k, v]), totalMs };
 }
@@ -69,6 +85,7 @@ export function createGrpcUpstream(address: string, options: UpstreamOptions = {
       let model = "";
       let firstByteMs = -1;
       let sent = 0;
+      let lastChunkMs = 0;
       const reply = (): UpstreamReply => ({ text: chunks.join(""), chunks, toolCalls: calls.filter((c) => c), finishReason: finishOf(finish, calls.length), usage, model });
       try {
         for await (const f of port.generateStream(req, o)) {
@@ -78,7 +95,8 @@ export function createGrpcUpstream(address: string, options: UpstreamOptions = {
             if (f.frame.value.usage) usage = { input: f.frame.value.usage.inputTokens, output: f.frame.value.usage.outputTokens };
             continue;
           }
-          if (firstByteMs < 0) firstByteMs = msSince(t0);
+          lastChunkMs = msSince(t0);
+          if (firstByteMs < 0) firstByteMs = lastChunkMs;
           sent++;
           if (f.frame.case === "textDelta") chunks.push(f.frame.value);
           else if (f.frame.case === "toolCallDelta") {
@@ -91,9 +109,17 @@ export function createGrpcUpstream(address: string, options: UpstreamOptions = {
         }
         return { kind: "reply", reply: reply(), firstByteMs: Math.max(firstByteMs, 0), totalMs: msSince(t0) };
       } catch (err) {
+        const broke = (b: Omit<UpstreamBreak, "afterChunks">, totalMs = msSince(t0)): UpstreamResult => ({ kind: "reply", reply: reply(), firstByteMs, totalMs, broke: { afterChunks: sent, ...b } });
+        // Cut off by the client part-way (its deadline, sent upstream with the call, or its
+        // cancel): the upstream had stalled or was still sending. A hang after the chunks so far,
+        // which the same deadline ends on replay, as a unary call cut off is a `hang: true`; its
+        // time is the last chunk's, the wait after it being the client's.
+        const clientCut = signal.aborted || (clientDeadline && err instanceof ModelCallError && err.code === Code.DEADLINE_EXCEEDED);
+        if (sent > 0 && clientCut) return broke({ then: "hang", message: "" }, lastChunkMs);
         if (signal.aborted) return { kind: "aborted", reason: "cancelled", totalMs: msSince(t0) };
         if (sent > 0 && err instanceof ModelCallError) {
-          return { kind: "reply", reply: reply(), firstByteMs, totalMs: msSince(t0), broke: { afterChunks: sent, message: err.details, code: err.code, trailers: err.trailers.map(([k, v]) => [k, v]) } };
+          if (droppedLink(err)) return broke({ then: "drop", message: err.details });
+          return broke({ then: "error", message: err.details, code: err.code, trailers: err.trailers.map(([k, v]) => [k, v]) });
         }
         return statusResult(err, msSince(t0), clientDeadline);
       }

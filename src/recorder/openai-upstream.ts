@@ -70,6 +70,19 @@ async function errorOf(res: Response, totalMs: () => number): Promise<UpstreamRe
 }
 
 /**
+ * Whether fetch failed because the connection closed or was reset under the answer (undici's
+ * "other side closed", UND_ERR_SOCKET, or ECONNRESET/EPIPE): a dropped link, recorded as
+ * `then: drop`, which a replay sends as a reset too. Told from a clean end (no [DONE], recorded
+ * as a broken stream) and a body timeout by undici's code; what cannot be told is why the
+ * upstream closed (a crash, a proxy's idle cut, a deliberate drop).
+ */
+function socketReset(err: unknown): boolean {
+  const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+  const code = (cause as { code?: unknown } | null)?.code;
+  return code === "UND_ERR_SOCKET" || code === "ECONNRESET" || code === "EPIPE";
+}
+
+/**
  * The chat-completions endpoint under `baseUrl`: the path appended, the query kept (Azure's
  * `?api-version=`). A user or password in it is refused: fetch will not send them, so every
  * call would fail; the key goes by --upstream-key-env instead.
@@ -111,7 +124,7 @@ export function createOpenAiUpstream(baseUrl: string, options: UpstreamOptions =
       const reply = new ReplyBuilder();
       let firstByteMs = -1;
       let sent = 0;
-      const broke = (message: string): UpstreamResult => ({ kind: "reply", reply: reply.build(), firstByteMs: Math.max(firstByteMs, 0), totalMs: totalMs(), broke: { afterChunks: sent, message } });
+      const broke = (message: string, then: "error" | "drop" = "error"): UpstreamResult => ({ kind: "reply", reply: reply.build(), firstByteMs: Math.max(firstByteMs, 0), totalMs: totalMs(), broke: { afterChunks: sent, message, then } });
       try {
         const res = await fetch(url, { method: "POST", headers, body: JSON.stringify(chatBodyOf(request, stream, options.model)), signal: both });
         if (!res.ok) return await errorOf(res, totalMs);
@@ -156,7 +169,7 @@ export function createOpenAiUpstream(baseUrl: string, options: UpstreamOptions =
         // Gateway (an invalid answer from upstream), but says what happened.
         if (err instanceof MalformedJson) return sent > 0 ? broke(err.message) : { kind: "error", code: Code.UNAVAILABLE, message: err.message, trailers: [], totalMs: totalMs() };
         const why = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
-        if (sent > 0) return broke(`upstream stream broke: ${why}`);
+        if (sent > 0) return broke(`upstream stream broke: ${why}`, socketReset(err) ? "drop" : "error");
         return { kind: "error", code: Code.UNAVAILABLE, message: `upstream ${describe} unreachable: ${scrubUrl(why, url, describe)}`, trailers: [], totalMs: totalMs() };
       }
     },

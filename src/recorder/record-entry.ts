@@ -86,8 +86,8 @@ function unwritable(reply: Exclude<ReplyInput, string>): string | undefined {
 
 /**
  * The entry that reproduces one upstream answer: a reply (text, its chunks with --keep-chunks,
- * tool calls, finish reason, the upstream's usage), a broken stream (the text it sent, then
- * UNAVAILABLE), an error status with the upstream's retry hints, a timeout, or a hang for a call
+ * tool calls, finish reason, the upstream's usage), a broken stream (the text it sent, then its
+ * status, a hang the client cut off, or a dropped link), an error status with the upstream's retry hints, a timeout, or a hang for a call
  * the client cut off; with --latency, the time observed.
  */
 export function recordEntry(result: UpstreamResult, where: string, o: EntryOptions, stream: boolean): RecordedEntry {
@@ -108,9 +108,15 @@ export function recordEntry(result: UpstreamResult, where: string, o: EntryOptio
         break;
       }
       entry = { reply };
-      if (result.broke) {
-        comments.push(`cut short after ${result.broke.afterChunks} upstream delta(s): the client gets the text so far, then the status`);
-        const b = result.broke;
+      const b = result.broke;
+      if (b?.then === "hang") {
+        comments.push(`cut off by the client after ${b.afterChunks} upstream delta(s): the client gets the text so far, then the stream stalls until its deadline or cancel`);
+        entry.break = { after_chunks: words, then: "hang" };
+      } else if (b?.then === "drop") {
+        comments.push(`the link dropped after ${b.afterChunks} upstream delta(s): the client gets the text so far, then a reset`);
+        entry.break = { after_chunks: words, then: "drop" };
+      } else if (b) {
+        comments.push(`cut short after ${b.afterChunks} upstream delta(s): the client gets the text so far, then the status`);
         entry.break = { after_chunks: words, then: "error", error: statusOf(b.code ?? 14, b.message, b.trailers ?? [], o.redaction) };
       }
       break;

@@ -1,10 +1,13 @@
 import type { CallInput } from "../engine/call-input.js";
 import type { CallResult } from "../engine/call-result.js";
 import type { Stub } from "../engine/stub.js";
+import type { DeclaredModel } from "../script/compiled-script.js";
+import { loadScriptText } from "../script/load-script.js";
 import type { DraftEntry, ScriptDraft } from "../script/write-script.js";
 import { Code } from "../shared/status-code.js";
 import { answerEntry, compileRecordedEntry } from "./answer-entry.js";
 import { recordEntry, shutdownEntry, type EntryOptions } from "./record-entry.js";
+import { scrub } from "./redact.js";
 import { ToolIds } from "./tool-ids.js";
 import type { Upstream } from "./upstream.js";
 
@@ -47,6 +50,12 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
   let running = 0;
   let draining = false;
   let usedDefaultModel = false;
+  // The models the client's requests named, in first-use order: the script's `models:`, and
+  // what the recorder lists meanwhile. Not the upstream's own list: that can run to a hundred
+  // models (OpenAI's) and a gRPC upstream may list none, while these are the ones the replay
+  // must know, so the recorder lists while recording what the replay will list.
+  const models: string[] = [];
+  let declared: DeclaredModel[] = [];
   let queue: Promise<unknown> = Promise.resolve();
   // Aborted when the recorder stops waiting for the upstream at shutdown, to tell that cut from the client's own.
   const shutdown = new AbortController();
@@ -64,7 +73,10 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
         `Replay: modelstub serve --script FILE, and send the same requests in order${session && session !== "default" ? ` in session "${session}"` : ""}.`,
       ];
       const draft: ScriptDraft = { header, name: `recorded from ${o.upstream.describe}`, lists: [...lists].map(([key, entries]) => ({ key, entries })) };
-      if (usedDefaultModel && o.defaultModel !== "modelstub") draft.defaults = { model: o.defaultModel };
+      if (models.length > 0) draft.models = models.map((id) => ({ id }));
+      // With `models:`, a script's default model is the first listed: one named in replies to
+      // requests that named none is written out, even modelstub's own.
+      if (usedDefaultModel && (o.defaultModel !== "modelstub" || models.length > 0)) draft.defaults = { model: o.defaultModel };
       return draft;
     },
   };
@@ -88,12 +100,20 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
     const sequence = ++calls;
     const ref = step ? `steps.${step}[${list.length}]` : `entries[${list.length}]`;
     if (!input.request.model) usedDefaultModel = true;
+    // Scrubbed as all the recorder writes is (a key pasted as a model id stays out of the script).
+    else if (!models.includes(scrub(input.request.model, o.redaction))) {
+      models.push(scrub(input.request.model, o.redaction));
+      // Compiled as the written script's `models:` will be, so both list the same fields.
+      declared = loadScriptText(`models: ${JSON.stringify(models.map((id) => ({ id })))}\nentries: [{ repeat: true, reply: "" }]\n`, "modelstub record").models;
+    }
     input.onStart?.({ sequence, startMs: timelineMs });
     const signal = AbortSignal.any([input.signal, shutdown.signal]);
     const result = await o.upstream.call({ method: input.method, request: ids.toUpstream(input.request), session, step, signal, budgetMs: input.budgetMs ?? Infinity });
     const method = input.method === "stream" ? "GenerateStream" : "Generate";
     const where = `call ${sequence} (${method}${step ? `, step ${step}` : ""}) -> ${o.upstream.describe}`;
-    const cutByShutdown = result.kind === "aborted" && shutdown.signal.aborted && !input.signal.aborted;
+    // A stream cut off part-way comes back as a hang after its chunks: the shutdown's cut too.
+    const cutOff = result.kind === "aborted" || (result.kind === "reply" && result.broke?.then === "hang");
+    const cutByShutdown = cutOff && shutdown.signal.aborted && !input.signal.aborted;
     const recorded = cutByShutdown ? shutdownEntry(where) : recordEntry(result, where, o, input.method === "stream");
     let compiled;
     try {
@@ -131,6 +151,7 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
     script: o.inner.script,
     recording,
     call,
+    scriptOf: (name) => (declared.length > 0 ? { ...o.inner.scriptOf(name), models: declared } : o.inner.scriptOf(name)),
     inFlight: () => running,
     drain() {
       draining = true;

@@ -51,6 +51,17 @@ export interface RunningRecorder {
   close(graceMs?: number): Promise<void>;
 }
 
+/** A front that could not listen (a busy port, a bad address): which, where, and the listener's error. */
+export class RecorderListenError extends Error {
+  constructor(
+    readonly front: "grpc" | "http",
+    readonly address: string,
+    readonly error: unknown,
+  ) {
+    super(`cannot listen on ${address}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
 /** How long the fronts get, after a shutdown cut off the calls still waiting for the upstream, to send those calls their answers. */
 const cutOffAnswerMs = 1000;
 
@@ -96,14 +107,17 @@ export async function startRecorder(options: RecorderOptions): Promise<RunningRe
     redaction: options.redaction ?? noRedaction,
     onRecorded: () => void write(),
   });
-  const grpc: RunningGrpcServer = await startGrpcServer({ stub, address: options.grpc ?? "127.0.0.1:0", reflection: true });
+  const grpcAddress = options.grpc ?? "127.0.0.1:0";
+  const grpc: RunningGrpcServer = await startGrpcServer({ stub, address: grpcAddress, reflection: true }).catch((err: unknown) => {
+    throw new RecorderListenError("grpc", grpcAddress, err);
+  });
   let http: RunningHttpServer | undefined;
   if (options.http !== undefined) {
     try {
       http = await startHttpServer({ stub, address: options.http, log: () => {} });
     } catch (err) {
       await grpc.close(0);
-      throw err;
+      throw new RecorderListenError("http", options.http, err);
     }
   }
   let closing: Promise<void> | undefined;

@@ -14,9 +14,14 @@ export interface UpstreamReply {
   model: string;
 }
 
-/** A stream the upstream cut short: after how many of its deltas, and the status it ended with (default UNAVAILABLE). */
+/**
+ * A stream the upstream cut short: after how many of its deltas, and how it ended: a status
+ * (`error`, the default, with its code, default UNAVAILABLE), a stall the client's deadline or
+ * cancel ended (`hang`), or a link reset under the call (`drop`).
+ */
 export interface UpstreamBreak {
   afterChunks: number;
+  then?: "error" | "hang" | "drop";
   message: string;
   code?: number;
   trailers?: [string, string][];

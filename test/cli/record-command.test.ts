@@ -1,5 +1,6 @@
-import { spawn } from "node:child_process";
-import { mkdtemp, readFile } from "node:fs/promises";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdir, mkdtemp, readFile } from "node:fs/promises";
+import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
@@ -42,13 +43,50 @@ describe("modelstub record", { timeout: 60_000 }, () => {
     await expect(client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "again" }] })).rejects.toMatchObject({ status: 429 });
     const { code, stdout, stderr } = await rec.stop();
     expect(code).toBe(0);
-    expect(stdout).toBe(`modelstub serve --script ${out} --http 127.0.0.1:0\n`);
+    expect(stdout).toBe(`modelstub serve --script ${out} --grpc 127.0.0.1:0 --http 127.0.0.1:0\n`);
     expect(stderr).toContain(`modelstub record: wrote ${out}: 2 calls of session "default"`);
     expect(upstream.received[0]!.headers["authorization"]).toBe("Bearer sk-cli-SECRET");
     const script = await readFile(out, "utf8");
     expect(loadScriptText(script, out).entryCount).toBe(2);
     expect(`${script}${stdout}${stderr}`).not.toContain("sk-cli-SECRET");
     expect((await runCli(["validate", out])).code).toBe(0);
+  });
+
+  it("prints a replay command with the recorder's --grpc, --http, --clock virtual for --latency, and a path quoted for the shell", async () => {
+    upstream = await startFakeUpstream([{ kind: "json", message: { content: "Hi." }, finish: "stop" }]);
+    const dir = join(await mkdtemp(join(tmpdir(), "modelstub-record-")), "it's a $dir");
+    await mkdir(dir);
+    const out = join(dir, "rec.yaml");
+    const rec = await startRecord(["--upstream", upstream.baseUrl, "--out", out, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--latency"], {});
+    await new OpenAI({ baseURL: rec.url, apiKey: "x", maxRetries: 0 }).chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] });
+    const { code, stdout } = await rec.stop();
+    expect(code).toBe(0);
+    const quoted = `'${out.replaceAll("'", `'\\''`)}'`;
+    expect(stdout).toBe(`modelstub serve --script ${quoted} --clock virtual --grpc 127.0.0.1:0 --http 127.0.0.1:0\n`);
+    // A POSIX shell reads the words back as they were meant.
+    const words = execFileSync("sh", ["-c", `set -- ${stdout.trim()}; printf '%s\\n' "$@"`], { encoding: "utf8" });
+    expect(words.split("\n").slice(0, 4)).toEqual(["modelstub", "serve", "--script", out]);
+  });
+
+  it("says a busy --grpc or --http port as serve says it, naming the flag, and exits 2 as serve does", async () => {
+    const held = createServer();
+    await new Promise<void>((r) => held.listen(0, "127.0.0.1", r));
+    const busy = `127.0.0.1:${(held.address() as AddressInfo).port}`;
+    try {
+      const out = join(await mkdtemp(join(tmpdir(), "modelstub-record-")), "x.yaml");
+      const lastLine = (text: string, prefix: string) => text.trim().split("\n").at(-1)!.replace(prefix, "");
+      for (const flags of [["--grpc", busy], ["--grpc", "127.0.0.1:0", "--http", busy]]) {
+        const served = await runCli(["serve", ...flags]);
+        const recorded = await runCli(["record", "--upstream", "http://127.0.0.1:9/v1", "--out", out, ...flags]);
+        expect(recorded.code).toBe(2);
+        expect(served.code).toBe(2);
+        const flag = flags.at(-2)!;
+        expect(lastLine(recorded.stderr, "modelstub record: ")).toBe(`cannot listen on ${busy}: the address is in use (${flag === "--grpc" ? "is another modelstub running? " : ""}pick another with ${flag})`);
+        expect(lastLine(recorded.stderr, "modelstub record: ")).toBe(lastLine(served.stderr, "modelstub serve: "));
+      }
+    } finally {
+      held.close();
+    }
   });
 
   it("warns as soon as the script passes the 512 KiB limit, and exits 1 at the end without a replay command", async () => {
