@@ -23,7 +23,7 @@ const specs: OptionSpec[] = [
   { name: "redact", type: "string", arg: "NAMES", description: "Comma-separated header and JSON field names to keep out of the script (recorded trailers, tool call arguments at any depth)." },
   { name: "keep-chunks", type: "boolean", description: "Keep the upstream stream's text chunks as explicit `chunks` (default: the words rule)." },
   { name: "latency", type: "boolean", description: "Record each call's observed latency (first byte and per chunk for a stream); default none, so the replay answers at once." },
-  { name: "upstream-timeout", type: "string", arg: "DURATION", default: "60s", description: "An upstream call not answered in full by then is recorded as `timeout: true`." },
+  { name: "upstream-timeout", type: "string", arg: "DURATION", default: "60s", description: "A unary call not answered in full by then, or a stream silent that long (before its first byte, or between two reads), is recorded as a timeout: `timeout: true`, or after some chunks a break with DEADLINE_EXCEEDED." },
   { name: "help", type: "boolean", description: "Print this help." },
 ];
 

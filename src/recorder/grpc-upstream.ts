@@ -2,7 +2,7 @@ import { FinishReason, type GenerateResponse } from "../../gen/modelstub/v1/mode
 import { createGrpcPort } from "../port/grpc-port.js";
 import { ModelCallError } from "../port/model-port.js";
 import { Code } from "../shared/status-code.js";
-import { msSince, type Upstream, type UpstreamBreak, type UpstreamCall, type UpstreamOptions, type UpstreamReply, type UpstreamResult } from "./upstream.js";
+import { idleLimit, msSince, stalledMessage, type Upstream, type UpstreamBreak, type UpstreamCall, type UpstreamOptions, type UpstreamReply, type UpstreamResult } from "./upstream.js";
 
 
 const finishNames: Record<number, UpstreamReply["finishReason"]> = {
@@ -64,11 +64,12 @@ export function createGrpcUpstream(address: string, options: UpstreamOptions = {
     close: () => port.close(),
     async call({ method, request, session, step, signal, budgetMs }: UpstreamCall): Promise<UpstreamResult> {
       const t0 = performance.now();
-      // The client's deadline goes upstream, so an upstream that hangs is cut off as the client would cut it.
-      const clientDeadline = budgetMs <= timeoutMs;
       const req = request.model || !options.model ? request : { ...request, model: options.model };
-      const o = { session, ...(step && !request.stepId ? { step } : {}), signal, timeoutMs: Math.min(timeoutMs, budgetMs) };
+      const meta = { session, ...(step && !request.stepId ? { step } : {}) };
       if (method === "generate") {
+        // The client's deadline goes upstream, so an upstream that hangs is cut off as the client would cut it.
+        const clientDeadline = budgetMs <= timeoutMs;
+        const o = { ...meta, signal, timeoutMs: Math.min(timeoutMs, budgetMs) };
         try {
           const res = await port.generate(req, o);
           const total = msSince(t0);
@@ -78,6 +79,11 @@ export function createGrpcUpstream(address: string, options: UpstreamOptions = {
           return statusResult(err, msSince(t0), clientDeadline);
         }
       }
+      // A stream takes the client's deadline upstream, and --upstream-timeout bounds only its
+      // silences (idleLimit), so a long answer that keeps coming is recorded whole.
+      const clientDeadline = Number.isFinite(budgetMs);
+      const limit = idleLimit(timeoutMs);
+      const o = { ...meta, signal: AbortSignal.any([signal, limit.signal]), ...(clientDeadline ? { timeoutMs: budgetMs } : {}) };
       const chunks: string[] = [];
       const calls: { id: string; name: string; arguments: string }[] = [];
       let finish = FinishReason.UNSPECIFIED;
@@ -89,6 +95,7 @@ export function createGrpcUpstream(address: string, options: UpstreamOptions = {
       const reply = (): UpstreamReply => ({ text: chunks.join(""), chunks, toolCalls: calls.filter((c) => c), finishReason: finishOf(finish, calls.length), usage, model });
       try {
         for await (const f of port.generateStream(req, o)) {
+          limit.touch();
           model = f.model;
           if (f.frame.case === "final") {
             finish = f.frame.value.finishReason;
@@ -117,11 +124,15 @@ export function createGrpcUpstream(address: string, options: UpstreamOptions = {
         const clientCut = signal.aborted || (clientDeadline && err instanceof ModelCallError && err.code === Code.DEADLINE_EXCEEDED);
         if (sent > 0 && clientCut) return broke({ then: "hang", message: "" }, lastChunkMs);
         if (signal.aborted) return { kind: "aborted", reason: "cancelled", totalMs: msSince(t0) };
+        // Silent past --upstream-timeout: recorded as openai-upstream.ts records it (why, there).
+        if (limit.signal.aborted) return sent > 0 ? broke({ then: "error", code: Code.DEADLINE_EXCEEDED, message: stalledMessage(timeoutMs) }, lastChunkMs) : { kind: "timeout", totalMs: msSince(t0) };
         if (sent > 0 && err instanceof ModelCallError) {
           if (droppedLink(err)) return broke({ then: "drop", message: err.details });
           return broke({ then: "error", message: err.details, code: err.code, trailers: err.trailers.map(([k, v]) => [k, v]) });
         }
         return statusResult(err, msSince(t0), clientDeadline);
+      } finally {
+        limit.stop();
       }
     },
   };

@@ -70,12 +70,14 @@ export class ReplyBuilder {
 /**
  * The events of a server-sent-events body: each `data:` payload, in order. An event not closed
  * by a blank line before the body ends is dropped, as the SSE spec says; the caller notices the
- * stream ended without `[DONE]`.
+ * stream ended without `[DONE]`. `onRead` is told of every read, keep-alive comments included:
+ * the upstream is alive while bytes come.
  */
-export async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+export async function* sseData(body: ReadableStream<Uint8Array>, onRead: () => void = () => {}): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   let buffer = "";
   for await (const bytes of body as unknown as AsyncIterable<Uint8Array>) {
+    onRead();
     buffer += decoder.decode(bytes, { stream: true }).replace(/\r\n?/g, "\n");
     let end: number;
     while ((end = buffer.indexOf("\n\n")) >= 0) {

@@ -126,7 +126,7 @@ export function recordEntry(result: UpstreamResult, where: string, o: EntryOptio
       entry = { error: statusOf(result.code, result.message, result.trailers, o.redaction) };
       break;
     case "timeout":
-      comments[0] += `: timed out (no answer within --upstream-timeout, or the upstream's own DEADLINE_EXCEEDED)`;
+      comments[0] += `: timed out (no whole answer, or no first chunk of a stream, within --upstream-timeout; or the upstream's own DEADLINE_EXCEEDED)`;
       entry = { timeout: true };
       break;
     case "aborted":

@@ -62,9 +62,32 @@ export interface UpstreamOptions {
   apiKey?: string | undefined;
   /** The model to send when a request names none. */
   model?: string | undefined;
-  /** An upstream call not answered in full by then ends as a timeout (default 60 s). */
+  /**
+   * --upstream-timeout (default 60 s): a unary call not answered in full by then ends as a
+   * timeout; a stream may take no longer than this for its first byte, nor between two reads.
+   */
   timeoutMs?: number | undefined;
 }
 
 /** Milliseconds since `t0`, whole. */
 export const msSince = (t0: number) => Math.max(0, Math.round(performance.now() - t0));
+
+/**
+ * The limit --upstream-timeout sets on one upstream call: its signal aborts `ms` after the last
+ * touch() (or the start). A unary call never touches it, so it bounds the whole call; a stream
+ * touches it on every read, so only silence is bounded: a long answer that keeps making
+ * progress is recorded whole, where a bound on the whole stream would throw its text away.
+ */
+export function idleLimit(ms: number): { signal: AbortSignal; touch(): void; stop(): void } {
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const touch = () => {
+    clearTimeout(timer);
+    if (!controller.signal.aborted) timer = setTimeout(() => controller.abort("upstream-timeout"), ms);
+  };
+  touch();
+  return { signal: controller.signal, touch, stop: () => clearTimeout(timer) };
+}
+
+/** The status message of a stream the upstream left silent for longer than --upstream-timeout. */
+export const stalledMessage = (ms: number) => `upstream stalled for more than ${ms} ms`;

@@ -150,8 +150,14 @@ export function entryFromCall(call: EpisodeCall): CallEntry {
     if (call.request.model === "") defaultModel = response.model;
     else if (call.request.model !== response.model) problems.push(`the reply names model ${JSON.stringify(response.model)} but the request asked for ${JSON.stringify(call.request.model)}`);
   }
-  if (call.fault) problems.push(`a fault plan's ${call.fault.rule} struck this call; the entry scripts what it did`);
-  if (call.entry === "" && call.outcome !== Outcome.DEADLINE_EXCEEDED && call.outcome !== Outcome.CANCELLED) {
+  // A call a fault plan struck names no entry either, but was no miss: it gets its own notes.
+  if (call.fault) {
+    problems.push(`a fault plan's ${call.fault.rule} struck this call; the entry scripts what it did`);
+    // A scripted timeout's message is the engine's and names its entry; a script cannot set it.
+    if (call.outcome === Outcome.TIMED_OUT) {
+      problems.push(`the plan's timeout said ${JSON.stringify(status?.message ?? "")}; the replay's will say "scripted timeout at" the entry that answers it, since a scripted timeout's message names its entry`);
+    }
+  } else if (call.entry === "" && call.outcome !== Outcome.DEADLINE_EXCEEDED && call.outcome !== Outcome.CANCELLED) {
     problems.push("no entry answered this call in the recording (a miss, a spent list or a refused step); it is scripted as the status it got");
   }
   switch (call.outcome) {

@@ -42,6 +42,21 @@ describe("modelstub script from-episode", { timeout: 60_000 }, () => {
     expect((await runCli(["script", "from-episode", file, "--strict"])).code).toBe(1);
   });
 
+  it("notes a fault plan's strikes as such, not as misses, and that a planned timeout's message will read as a scripted one's", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "modelstub-from-episode-"));
+    const plan = "entries:\n  - repeat: true\n    reply: ok\nfaults:\n  rules:\n    - { at: { call: 1 }, error: { code: UNAVAILABLE } }\n    - { at: { call: 2 }, timeout: true }\n";
+    const stub = createStub({ script: loadScriptText(plan, "f.yaml"), clock: createVirtualClock() });
+    for (const n of [1, 2, 3]) await createInProcessPort(stub).generate(userRequest(`call ${n}`), { session: "f" }).catch(() => undefined);
+    const file = join(dir, "f.episode.binpb");
+    await writeFile(file, stub.episodeBytes("f"));
+    const run = await runCli(["script", "from-episode", file]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).not.toContain("a miss");
+    expect(run.stdout).toMatch(/# not exact: a fault plan's rules\[1\] struck this call/);
+    expect(run.stdout).toMatch(/# not exact: the plan's timeout said "timeout injected by the fault plan \(rules\[1\]\)"; the replay's will say "scripted timeout at" the entry/);
+    expect((await runCli(["script", "from-episode", file, "--strict"])).code).toBe(1);
+  });
+
   it("lists a script past the 512 KiB limit as not exact, so --strict exits 1, and names the --out file a write failed on, not its temp file", async () => {
     const dir = await mkdtemp(join(tmpdir(), "modelstub-from-episode-"));
     const stub = createStub({ script: loadScriptText('entries:\n  - repeat: true\n    reply: "{{last_user}}"\n', "t.yaml"), clock: createVirtualClock() });

@@ -1,4 +1,6 @@
 import { fromBinary } from "@bufbuild/protobuf";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { EpisodeSchema, StreamBreak } from "../../gen/modelstub/v1/episode_pb.js";
 import { startServer } from "../../src/library/start-server.js";
@@ -83,5 +85,38 @@ describe("modelstub record, streams cut off part-way", { timeout: 60_000 }, () =
     const broken = await collect(port.generateStream(userRequest("stream")));
     expect(broken.error).toMatchObject({ code: Code.INTERNAL, details: expect.stringContaining("RST_STREAM") });
     expect(recorder.scriptText()).toMatch(/text: "one two "\n\s+break:\n\s+after_chunks: 2\n\s+then: drop\n/);
+  });
+
+  it("records an HTTP upstream's stream the client's deadline cut off after two chunks as those chunks and a hang, which the same deadline replays", async () => {
+    // Two chunks at once, then silence until the test closes the server.
+    const server = createServer((req, res) => {
+      req.resume().on("end", () => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        for (const d of ["one ", "two "]) res.write(`data: ${JSON.stringify({ model: "up-model", choices: [{ index: 0, delta: { content: d }, finish_reason: null }] })}\n\n`);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    open.push({ close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(resolve))) });
+    const recorder = await startRecorder({ upstream: createOpenAiUpstream(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`), keepChunks: true });
+    open.push(recorder);
+    // A deadline long enough for the two chunks to reach the recorder on a loaded machine.
+    const cutOff = async (address: string) => {
+      const port = createGrpcPort(address);
+      try {
+        const { frames, error } = await collect(port.generateStream(userRequest("stalls"), { timeoutMs: 1000 }));
+        return { text: frames.map((f) => (f.frame.case === "textDelta" ? f.frame.value : "")).join(""), code: error instanceof ModelCallError ? error.code : undefined };
+      } finally {
+        port.close();
+      }
+    };
+    // While recording the client gets none of the text: the recorder answers from the whole upstream answer, which never came.
+    expect((await cutOff(recorder.grpcAddress)).code).toBe(Code.DEADLINE_EXCEEDED);
+    await expect.poll(() => recorder.recording.calls).toBe(1);
+    await expect.poll(() => recorder.scriptText()).toMatch(/chunks:\n\s+- "one "\n\s+- "two "\n\s+break:\n\s+after_chunks: 2\n\s+then: hang\n/);
+    expect(recorder.scriptText()).not.toContain("hang: true");
+
+    const replay = await startServer({ script: recorder.scriptText(), clock: "virtual" });
+    open.push(replay);
+    expect(await cutOff(replay.grpcAddress)).toEqual({ text: "one two ", code: Code.DEADLINE_EXCEEDED });
   });
 });
