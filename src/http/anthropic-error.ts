@@ -1,5 +1,6 @@
 import type { CallStatus } from "../script/compiled-script.js";
 import { Code } from "../shared/status-code.js";
+import { requestIdOf } from "./dialect.js";
 import { httpErrorOf, type ErrorShape, type HttpError } from "./http-error.js";
 
 /**
@@ -38,11 +39,6 @@ export const anthropicErrorShape: ErrorShape = ({ status, message, requestId }) 
   request_id: requestId ?? null,
 });
 
-/** The request id of the call whose engine response id is `id`: the `request-id` header, and `request_id` in an error body. */
-export function anthropicRequestId(id: string): string {
-  return `req_${id}`;
-}
-
 /**
  * Anthropic's status for "overloaded, come back later". UNAVAILABLE answers it rather than the
  * 503 of the OpenAI dialects: it is what Anthropic sends, the SDKs retry it (they retry every
@@ -57,7 +53,7 @@ export const overloadedStatus = 529;
  * UNAVAILABLE, which answers 529 overloaded_error.
  */
 export function anthropicErrorOf(status: CallStatus, id?: string): HttpError {
-  const requestId = id === undefined ? null : anthropicRequestId(id);
+  const requestId = id === undefined ? null : requestIdOf(id);
   const e = httpErrorOf(status, (parts) => anthropicErrorShape({ ...parts, requestId }));
   if (status.code !== Code.UNAVAILABLE) return e;
   return { ...e, status: overloadedStatus, body: anthropicErrorShape({ status: overloadedStatus, message: status.message, type: "", param: null, code: null, requestId }) };

@@ -1,10 +1,10 @@
 import type { ServerResponse } from "node:http";
 import type { Stub } from "../engine/create-stub.js";
 import { Code } from "../shared/status-code.js";
-import { anthropicErrorOf, anthropicErrorShape, anthropicRequestId } from "./anthropic-error.js";
+import { anthropicErrorOf, anthropicErrorShape } from "./anthropic-error.js";
 import { messageBody, MessageStreamWriter, messageStopEvent, sseEvent } from "./anthropic-wire.js";
 import { answerCall, refused, type CallTarget } from "./answer-call.js";
-import type { Dialect } from "./dialect.js";
+import { requestIdOf, type Dialect } from "./dialect.js";
 import { badRequestError } from "./http-error.js";
 import type { HttpRequestLog } from "./http-log.js";
 import { parseAnthropicRequest } from "./parse-anthropic-request.js";
@@ -17,7 +17,7 @@ export { anthropicErrorShape } from "./anthropic-error.js";
 const messagesDialect: Dialect = {
   errorOf: anthropicErrorOf,
   // The SDKs read it as the answer's `_request_id`; derived from the response id, so the same every run.
-  headers: (id) => [["request-id", anthropicRequestId(id)]],
+  headers: (id) => [["request-id", requestIdOf(id)]],
   // `created` has no place in Anthropic's message.
   unaryBody: (response) => messageBody(response),
   stream() {

@@ -2,7 +2,7 @@ import type { ServerResponse } from "node:http";
 import type { Stub } from "../engine/create-stub.js";
 import { Code } from "../shared/status-code.js";
 import { answerCall, refused, type CallTarget } from "./answer-call.js";
-import type { Dialect } from "./dialect.js";
+import { requestIdOf, type Dialect } from "./dialect.js";
 import { badRequestError, httpErrorOf } from "./http-error.js";
 import type { HttpRequestLog } from "./http-log.js";
 import { ChunkWriter, completionBody, completionId, doneEvent, event } from "./openai-wire.js";
@@ -28,7 +28,7 @@ function chatDialect(includeUsage: boolean, comments: boolean): Dialect {
     // and OpenAI's request id, which the SDK exposes as `_request_id` (`requestID` on an error).
     headers: (id) => [
       ["x-generation-id", completionId(id)],
-      ["x-request-id", `req_${id}`],
+      ["x-request-id", requestIdOf(id)],
     ],
     stream(created) {
       const chunks = new ChunkWriter(created, includeUsage);

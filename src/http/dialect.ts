@@ -40,3 +40,12 @@ export const sseHeaders: [string, string][] = [
   ["content-type", "text/event-stream; charset=utf-8"],
   ["cache-control", "no-cache"],
 ];
+
+/**
+ * The request id naming the answer of the call whose engine response id is `id`, in every
+ * dialect: Anthropic's `request-id` header and error `request_id`, OpenAI's `x-request-id`.
+ * Derived, so the same every run.
+ */
+export function requestIdOf(id: string): string {
+  return `req_${id}`;
+}

@@ -1,4 +1,4 @@
-import { type GenerateStreamResponse, type ToolCallDelta } from "../../gen/modelstub/v1/model_pb.js";
+import type { GenerateStreamResponse, ToolCallDelta } from "../../gen/modelstub/v1/model_pb.js";
 import type { DialectStream } from "./dialect.js";
 import type { HttpError } from "./http-error.js";
 import type { ResponseEcho } from "./parse-responses-request.js";

@@ -2,7 +2,7 @@ import type { ServerResponse } from "node:http";
 import type { Stub } from "../engine/create-stub.js";
 import { Code } from "../shared/status-code.js";
 import { answerCall, refused, type CallTarget } from "./answer-call.js";
-import type { Dialect } from "./dialect.js";
+import { requestIdOf, type Dialect } from "./dialect.js";
 import { badRequestError, httpErrorOf } from "./http-error.js";
 import type { HttpRequestLog } from "./http-log.js";
 import { parseResponsesRequest, type ResponseEcho } from "./parse-responses-request.js";
@@ -17,7 +17,7 @@ function responsesDialect(echo: ResponseEcho): Dialect {
     errorOf: (status) => httpErrorOf(status),
     // OpenAI's request id header, which the SDK exposes as `_request_id` (and `requestID` on an
     // error); derived from the response id, so the same every run.
-    headers: (id) => [["x-request-id", `req_${id}`]],
+    headers: (id) => [["x-request-id", requestIdOf(id)]],
     unaryBody: (response, created) => responseBody(response, created, echo),
     stream: (created) => new ResponsesEventWriter(created, echo),
   };

@@ -64,6 +64,9 @@ export function createOpenAiUpstream(baseUrl: string, options: UpstreamOptions =
       let lastChunkMs = 0;
       let sent = 0;
       const broke = (b: Omit<UpstreamBreak, "afterChunks">, atMs = totalMs()): UpstreamResult => ({ kind: "reply", reply: reply.build(), firstByteMs: Math.max(firstByteMs, 0), totalMs: atMs, broke: { afterChunks: sent, ...b } });
+      const unavailable = (message: string): UpstreamResult => ({ kind: "error", code: Code.UNAVAILABLE, message, trailers: [], totalMs: totalMs() });
+      // An answer that went wrong part-way: a break after the chunks so far, or before any, a status.
+      const failed = (message: string): UpstreamResult => (sent > 0 ? broke({ message }) : unavailable(message));
       try {
         const res = await fetch(url, { method: "POST", headers, body: JSON.stringify(chatBodyOf(request, stream, options.model)), signal: both });
         if (!res.ok) return await errorOf(res, totalMs);
@@ -100,8 +103,7 @@ export function createOpenAiUpstream(baseUrl: string, options: UpstreamOptions =
         // A finish reason says the answer is whole even if [DONE] got lost; with neither, the
         // stream was cut short and must not replay as a finished answer.
         if (!done && reply.finish === "") {
-          const why = "upstream stream ended without [DONE]";
-          return sent > 0 ? broke({ message: why }) : { kind: "error", code: Code.UNAVAILABLE, message: why, trailers: [], totalMs: totalMs() };
+          return failed("upstream stream ended without [DONE]");
         }
         return { kind: "reply", reply: reply.build(), firstByteMs: Math.max(firstByteMs, 0), totalMs: totalMs() };
       } catch (err) {
@@ -122,10 +124,10 @@ export function createOpenAiUpstream(baseUrl: string, options: UpstreamOptions =
         }
         // Malformed JSON from a reachable upstream keeps UNAVAILABLE, the code of a 502 Bad
         // Gateway (an invalid answer from upstream), but says what happened.
-        if (err instanceof MalformedJson) return sent > 0 ? broke({ message: err.message }) : { kind: "error", code: Code.UNAVAILABLE, message: err.message, trailers: [], totalMs: totalMs() };
+        if (err instanceof MalformedJson) return failed(err.message);
         const why = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
         if (sent > 0) return broke({ message: `upstream stream broke: ${why}`, then: socketReset(err) ? "drop" : "error" });
-        return { kind: "error", code: Code.UNAVAILABLE, message: `upstream ${describe} unreachable: ${scrubUrl(why, url, describe)}`, trailers: [], totalMs: totalMs() };
+        return unavailable(`upstream ${describe} unreachable: ${scrubUrl(why, url, describe)}`);
       } finally {
         limit.stop();
       }

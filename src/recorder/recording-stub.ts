@@ -1,7 +1,7 @@
 import type { CallInput } from "../engine/call-input.js";
 import type { CallResult } from "../engine/call-result.js";
 import type { Stub } from "../engine/stub.js";
-import type { DeclaredModel } from "../script/compiled-script.js";
+import type { CompiledScript, DeclaredModel } from "../script/compiled-script.js";
 import { loadScriptText } from "../script/load-script.js";
 import type { DraftEntry, ScriptDraft } from "../script/write-script.js";
 import { Code } from "../shared/status-code.js";
@@ -32,6 +32,14 @@ export interface RecordingStubOptions extends EntryOptions {
   defaultModel: string;
   /** Told after every recorded call (the CLI writes the script then). */
   onRecorded?: (recording: Recording) => void;
+}
+
+/**
+ * A script that lists `ids` as its models and answers nothing of note: what the recorder's own
+ * stub serves model lists and ControlService from, compiled as a written `models:` is.
+ */
+export function listingScript(ids: readonly string[]): CompiledScript {
+  return loadScriptText(`name: modelstub record\nmodels: ${JSON.stringify(ids.map((id) => ({ id })))}\nentries: [{ repeat: true, reply: "" }]\n`, "modelstub record");
 }
 
 /**
@@ -100,11 +108,14 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
     const sequence = ++calls;
     const ref = step ? `steps.${step}[${list.length}]` : `entries[${list.length}]`;
     if (!input.request.model) usedDefaultModel = true;
-    // Scrubbed as all the recorder writes is (a key pasted as a model id stays out of the script).
-    else if (!models.includes(scrub(input.request.model, o.redaction))) {
-      models.push(scrub(input.request.model, o.redaction));
-      // Compiled as the written script's `models:` will be, so both list the same fields.
-      declared = loadScriptText(`models: ${JSON.stringify(models.map((id) => ({ id })))}\nentries: [{ repeat: true, reply: "" }]\n`, "modelstub record").models;
+    else {
+      // Scrubbed as all the recorder writes is (a key pasted as a model id stays out of the script).
+      const id = scrub(input.request.model, o.redaction);
+      if (!models.includes(id)) {
+        models.push(id);
+        // Compiled as the written script's `models:` will be, so both list the same fields.
+        declared = listingScript(models).models;
+      }
     }
     input.onStart?.({ sequence, startMs: timelineMs });
     const signal = AbortSignal.any([input.signal, shutdown.signal]);

@@ -3,11 +3,10 @@ import { createStub } from "../engine/create-stub.js";
 import { waitDrained } from "../engine/wait-drained.js";
 import { startGrpcServer, type RunningGrpcServer } from "../grpc/start-grpc-server.js";
 import { startHttpServer, type RunningHttpServer } from "../http/start-http-server.js";
-import { loadScriptText } from "../script/load-script.js";
 import { oversizeProblem, writeScriptFile } from "../script/write-script-file.js";
 import { writeScript } from "../script/write-script.js";
 import { noRedaction, type Redaction } from "./redact.js";
-import { createRecordingStub, type Recording } from "./recording-stub.js";
+import { createRecordingStub, listingScript, type Recording } from "./recording-stub.js";
 import type { Upstream } from "./upstream.js";
 
 /** Options of a recorder: where it listens, what it forwards to, and how it writes. */
@@ -73,8 +72,7 @@ const cutOffAnswerMs = 1000;
  */
 export async function startRecorder(options: RecorderOptions): Promise<RunningRecorder> {
   const defaultModel = options.defaultModel || "modelstub";
-  const listed = loadScriptText(`name: modelstub record\nmodels: [{ id: ${JSON.stringify(defaultModel)} }]\nentries:\n  - repeat: true\n    reply: ""\n`, "modelstub record");
-  const inner = createStub({ script: listed, clock: createVirtualClock() });
+  const inner = createStub({ script: listingScript([defaultModel]), clock: createVirtualClock() });
   const warn = options.onWarning ?? ((message: string) => void process.stderr.write(`modelstub record: ${message}\n`));
   let writes: Promise<void> = Promise.resolve();
   let writeError: Error | undefined;

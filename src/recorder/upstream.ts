@@ -80,13 +80,13 @@ export const msSince = (t0: number) => Math.max(0, Math.round(performance.now() 
  */
 export function idleLimit(ms: number): { signal: AbortSignal; touch(): void; stop(): void } {
   const controller = new AbortController();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const touch = () => {
-    clearTimeout(timer);
-    if (!controller.signal.aborted) timer = setTimeout(() => controller.abort("upstream-timeout"), ms);
+  // One timer, restarted in place on every read (refresh), rather than a new one per read.
+  const timer = setTimeout(() => controller.abort("upstream-timeout"), ms);
+  return {
+    signal: controller.signal,
+    touch: () => void (controller.signal.aborted || timer.refresh()),
+    stop: () => clearTimeout(timer),
   };
-  touch();
-  return { signal: controller.signal, touch, stop: () => clearTimeout(timer) };
 }
 
 /** The status message of a stream the upstream left silent for longer than --upstream-timeout. */
