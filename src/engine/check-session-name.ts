@@ -1,4 +1,5 @@
 import type { CallStatus } from "../script/compiled-script.js";
+import { quoteClipped } from "../shared/clip-text.js";
 import { Code } from "../shared/status-code.js";
 
 const sessionNamePattern = /^[A-Za-z0-9._-]{1,128}$/;
@@ -8,7 +9,7 @@ export function checkSessionName(name: string): CallStatus | undefined {
   if (sessionNamePattern.test(name)) return undefined;
   return {
     code: Code.INVALID_ARGUMENT,
-    message: `invalid session name ${JSON.stringify(name.slice(0, 140))}: use 1 to 128 of A-Z a-z 0-9 . _ -`,
+    message: `invalid session name ${quoteClipped(name)}: use 1 to 128 of A-Z a-z 0-9 . _ -`,
     trailers: [],
   };
 }

@@ -1,4 +1,5 @@
 import type { CallStatus } from "../script/compiled-script.js";
+import { quoteClipped } from "../shared/clip-text.js";
 import { stepIdGrammar, stepIdPattern } from "../shared/step-id.js";
 import { Code } from "../shared/status-code.js";
 
@@ -28,11 +29,9 @@ function whatIsWrong(id: string): string {
  */
 export function checkStepId(id: string, where: string): CallStatus | undefined {
   if (id === "" || stepIdPattern.test(id)) return undefined;
-  // A refused id can be any length: the message keeps as much of it as a session name's does.
-  const shown = id.length > 140 ? `${JSON.stringify(id.slice(0, 140))}...` : JSON.stringify(id);
   return {
     code: Code.INVALID_ARGUMENT,
-    message: `invalid step id ${shown} in ${where}: ${whatIsWrong(id)}; ${stepIdGrammar}`,
+    message: `invalid step id ${quoteClipped(id)} in ${where}: ${whatIsWrong(id)}; ${stepIdGrammar}`,
     trailers: [],
   };
 }

@@ -2,7 +2,7 @@ import { nearestName } from "../shared/nearest-name.js";
 import type { CallStatus, CompiledEntry, CompiledList, RequestView } from "../script/compiled-script.js";
 import type { Session } from "./session.js";
 import { Code } from "../shared/status-code.js";
-import { clipText } from "../shared/clip-text.js";
+import { clipText, quoteClipped } from "../shared/clip-text.js";
 
 /** The entry that answers a call, with its regex captures; or the status that answers instead. */
 export type Selection = { entry: CompiledEntry; captures: RegExpExecArray | null } | { status: CallStatus };
@@ -10,8 +10,8 @@ export type Selection = { entry: CompiledEntry; captures: RegExpExecArray | null
 
 /** One line about a request, for miss messages. */
 export function summarizeRequest(view: RequestView): string {
-  const parts = [`model ${JSON.stringify(view.model)}`, `turn ${view.turn}`, `last user message ${JSON.stringify(clipText(view.lastUser))}`];
-  if (view.lastIsToolResult) parts.push(`last message a result of tool ${JSON.stringify(view.lastToolName)}`);
+  const parts = [`model ${quoteClipped(view.model)}`, `turn ${view.turn}`, `last user message ${JSON.stringify(clipText(view.lastUser))}`];
+  if (view.lastIsToolResult) parts.push(`last message a result of tool ${quoteClipped(view.lastToolName)}`);
   return parts.join(", ");
 }
 

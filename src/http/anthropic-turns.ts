@@ -1,4 +1,5 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { quoteClipped } from "../shared/clip-text.js";
 import { MessageSchema, Role, ToolCallSchema, type Message, type ToolCall } from "../../gen/modelstub/v1/model_pb.js";
 import { invalid, missing, objectAt, stringAt, wrongType, type Obj } from "./refusal.js";
 
@@ -19,7 +20,7 @@ const readable: Record<string, string> = {
 
 /** Refuses a block type modelstub cannot honour where it stands. */
 function unsupportedBlock(param: string, type: string, where: string): never {
-  invalid(param, `modelstub reads ${readable[where]}, not ${JSON.stringify(type)} (images, documents and server tools are not simulated)`);
+  invalid(param, `modelstub reads ${readable[where]}, not ${quoteClipped(type)} (images, documents and server tools are not simulated)`);
 }
 
 /** The type of a content block, which every block must name. */
@@ -117,7 +118,7 @@ export function turnMessages(v: unknown, param: string): Message[] {
   const m = objectAt(v, param);
   if (m["role"] === undefined) missing(`${param}.role`, "user or assistant");
   const role = stringAt(m["role"], `${param}.role`);
-  if (role !== "user" && role !== "assistant" && role !== "system") invalid(`${param}.role`, `expected user or assistant (or system), got ${JSON.stringify(role)}`);
+  if (role !== "user" && role !== "assistant" && role !== "system") invalid(`${param}.role`, `expected user or assistant (or system), got ${quoteClipped(role)}`);
   if (m["content"] === undefined || m["content"] === null) missing(`${param}.content`, "a string or a list of content blocks");
   const content = m["content"];
   const at = `${param}.content`;

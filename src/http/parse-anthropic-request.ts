@@ -1,8 +1,10 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { quoteClipped } from "../shared/clip-text.js";
 import { GenerateRequestSchema, MessageSchema, Role, SamplingParamsSchema, ToolSchema, type GenerateRequest } from "../../gen/modelstub/v1/model_pb.js";
 import { requestLimits } from "../engine/request-limits.js";
 import { textContentAt, turnCounts, turnMessages } from "./anthropic-turns.js";
 import { readJsonBody } from "./read-json-body.js";
+import type { BodyLimits } from "./scan-json-body.js";
 import { booleanAt, invalid, isObject, kindOf, limitCount, missing, numberAt, objectAt, optional, Refusal, stringAt, uint32At, wrongType, type BadRequest, type Obj } from "./refusal.js";
 
 /** An Anthropic Messages request, as the engine's GenerateRequest plus whether to stream. */
@@ -15,7 +17,7 @@ function toolAt(v: unknown, param: string) {
   const t = objectAt(v, param);
   // Server tools (web_search_20250305, bash_20250124, ...) run on Anthropic's side: nothing here runs them.
   const type = optional(t, "type", stringAt, `${param}.type`);
-  if (type !== undefined && type !== "custom") invalid(`${param}.type`, `modelstub offers custom tools only ({name, description, input_schema}), not ${JSON.stringify(type)}: server tools are not simulated`);
+  if (type !== undefined && type !== "custom") invalid(`${param}.type`, `modelstub offers custom tools only ({name, description, input_schema}), not ${quoteClipped(type)}: server tools are not simulated`);
   if (t["name"] === undefined) missing(`${param}.name`, "the tool's name");
   if (t["input_schema"] === undefined) missing(`${param}.input_schema`, "the JSON Schema of the tool's input, an object");
   return create(ToolSchema, {
@@ -88,6 +90,18 @@ function parseBody(body: unknown): AnthropicRequest {
 }
 
 /**
+ * The lists checkLimits bounds, checked on the body's text before it is parsed. Every turn makes
+ * at least one engine message, so more turns than the message limit are refused here (as
+ * "messages", Anthropic's word for its turns); the finer counts (tool_result blocks, tool_use
+ * blocks by type) wait for the parsed body, within the bound on its values.
+ */
+export const anthropicBodyLimits: BodyLimits = [
+  { path: ["messages"], limit: requestLimits.messages, what: "messages", per: "in a request" },
+  { path: ["tools"], limit: requestLimits.tools, what: "tools", per: "in a request" },
+  { path: ["stop_sequences"], limit: requestLimits.stopSequences, what: "stop sequences", per: "in a request" },
+];
+
+/**
  * Reads an Anthropic Messages body into the GenerateRequest that chat completions and a gRPC
  * client build for the same conversation: the system prompt first, each tool_result block a
  * Role.TOOL message before its turn's text, tool_use inputs written as JSON, only the sampling
@@ -96,5 +110,5 @@ function parseBody(body: unknown): AnthropicRequest {
  * (images, documents, server tools) is refused naming the field. Returns the first problem as data.
  */
 export function parseAnthropicRequest(text: string): { value: AnthropicRequest } | { error: BadRequest } {
-  return readJsonBody(text, parseBody);
+  return readJsonBody(text, parseBody, anthropicBodyLimits);
 }

@@ -1,4 +1,5 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { quoteClipped } from "../shared/clip-text.js";
 import {
   GenerateRequestSchema,
   MessageSchema,
@@ -10,6 +11,7 @@ import {
 } from "../../gen/modelstub/v1/model_pb.js";
 import { requestLimits } from "../engine/request-limits.js";
 import { readJsonBody } from "./read-json-body.js";
+import type { BodyLimits } from "./scan-json-body.js";
 import {
   booleanAt,
   invalid,
@@ -55,7 +57,7 @@ function contentAt(v: unknown, param: string): string {
     .map((part, i) => {
       const p = objectAt(part, `${param}[${i}]`);
       if (p["type"] !== "text") {
-        invalid(`${param}[${i}].type`, `modelstub reads text parts only ({"type":"text","text":"..."}), not ${JSON.stringify(p["type"] ?? null)}`);
+        invalid(`${param}[${i}].type`, `modelstub reads text parts only ({"type":"text","text":"..."}), not ${quoteClipped(p["type"] ?? null)}`);
       }
       return stringAt(p["text"], `${param}[${i}].text`);
     })
@@ -64,7 +66,7 @@ function contentAt(v: unknown, param: string): string {
 
 function toolCallAt(v: unknown, param: string) {
   const c = objectAt(v, param);
-  if (c["type"] !== undefined && c["type"] !== "function") invalid(`${param}.type`, `expected "function", got ${JSON.stringify(c["type"])}`);
+  if (c["type"] !== undefined && c["type"] !== "function") invalid(`${param}.type`, `expected "function", got ${quoteClipped(c["type"])}`);
   const fn = c["function"] === undefined ? missing(`${param}.function`, "an object with name and arguments") : objectAt(c["function"], `${param}.function`);
   return create(ToolCallSchema, {
     id: c["id"] === undefined ? missing(`${param}.id`, "the id of the tool call") : stringAt(c["id"], `${param}.id`),
@@ -78,7 +80,7 @@ function messageAt(v: unknown, param: string) {
   if (m["role"] === undefined) missing(`${param}.role`, "one of system, developer, user, assistant, tool");
   const roleText = stringAt(m["role"], `${param}.role`);
   const role = roles[roleText];
-  if (role === undefined) invalid(`${param}.role`, `expected one of system, developer, user, assistant, tool, got ${JSON.stringify(roleText)}`);
+  if (role === undefined) invalid(`${param}.role`, `expected one of system, developer, user, assistant, tool, got ${quoteClipped(roleText)}`);
   const toolCalls = optional(m, "tool_calls", (x, p) => (Array.isArray(x) ? x : wrongType(p, "a list", x)), `${param}.tool_calls`) ?? [];
   if (toolCalls.length > 0 && role !== Role.ASSISTANT) invalid(`${param}.tool_calls`, "only assistant messages carry tool calls");
   const content = optional(m, "content", contentAt, `${param}.content`);
@@ -96,7 +98,7 @@ function messageAt(v: unknown, param: string) {
 
 function toolAt(v: unknown, param: string) {
   const t = objectAt(v, param);
-  if (t["type"] !== undefined && t["type"] !== "function") invalid(`${param}.type`, `modelstub offers function tools only, not ${JSON.stringify(t["type"])}`);
+  if (t["type"] !== undefined && t["type"] !== "function") invalid(`${param}.type`, `modelstub offers function tools only, not ${quoteClipped(t["type"])}`);
   if (t["function"] === undefined) missing(`${param}.function`, "an object with name, description and parameters");
   const fn = objectAt(t["function"], `${param}.function`);
   if (fn["name"] === undefined) missing(`${param}.function.name`, "the tool's name");
@@ -166,6 +168,23 @@ function parseBody(body: unknown): ChatRequest {
   return { request: create(GenerateRequestSchema, init), stream, includeUsage };
 }
 
+/**
+ * The lists parseBody bounds, checked on the body's text before it is parsed, with the messages
+ * parseBody would give (it checks them again on the parsed body).
+ */
+export const chatBodyLimits: BodyLimits = [
+  { path: ["messages"], limit: requestLimits.messages, what: "messages", per: "in a request" },
+  {
+    path: ["messages", "*", "tool_calls"],
+    limit: requestLimits.toolCallsPerMessage,
+    what: "tool calls",
+    per: "in a message",
+    total: { limit: requestLimits.toolCalls, field: "the request", what: "tool calls in all its messages", param: "messages" },
+  },
+  { path: ["tools"], limit: requestLimits.tools, what: "tools", per: "in a request" },
+  { path: ["stop"], limit: requestLimits.stopSequences, what: "stop sequences", per: "in a request" },
+];
+
 export function parseChatRequest(text: string): { value: ChatRequest } | { error: BadRequest } {
-  return readJsonBody(text, parseBody);
+  return readJsonBody(text, parseBody, chatBodyLimits);
 }

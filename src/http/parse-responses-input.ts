@@ -1,4 +1,5 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { quoteClipped } from "../shared/clip-text.js";
 import { MessageSchema, Role, ToolCallSchema, type Message, type ToolCall } from "../../gen/modelstub/v1/model_pb.js";
 import { requestLimits } from "../engine/request-limits.js";
 import { invalid, isObject, limitCount, missing, objectAt, Refusal, stringAt, wrongType, type Obj } from "./refusal.js";
@@ -28,7 +29,7 @@ function textAt(v: unknown, param: string): string {
     .map((part, i) => {
       const p = objectAt(part, `${param}[${i}]`);
       if (p["type"] !== "input_text" && p["type"] !== "output_text") {
-        invalid(`${param}[${i}].type`, `modelstub reads text parts only ({"type":"input_text","text":"..."}), not ${JSON.stringify(p["type"] ?? null)}`);
+        invalid(`${param}[${i}].type`, `modelstub reads text parts only ({"type":"input_text","text":"..."}), not ${quoteClipped(p["type"] ?? null)}`);
       }
       return p["text"] === undefined ? missing(`${param}[${i}].text`, "the part's text") : stringAt(p["text"], `${param}[${i}].text`);
     })
@@ -47,7 +48,7 @@ function messageOf(item: Obj, param: string): Message {
   const role = roles[roleText];
   if (role === undefined) {
     const hint = roleText === "tool" ? " (a tool result is a function_call_output item)" : "";
-    invalid(`${param}.role`, `expected one of user, system, developer, assistant, got ${JSON.stringify(roleText)}${hint}`);
+    invalid(`${param}.role`, `expected one of user, system, developer, assistant, got ${quoteClipped(roleText)}${hint}`);
   }
   if (item["content"] === undefined || item["content"] === null) missing(`${param}.content`, "a string or a list of input_text parts");
   return create(MessageSchema, { role, content: textAt(item["content"], `${param}.content`) });
@@ -120,7 +121,7 @@ export function inputMessages(list: unknown[]): Message[] {
       case "item_reference":
         throw new Refusal({ message: `${param}.type: modelstub keeps no items to refer to; send the item itself`, param: `${param}.type`, code: "invalid_value" });
       default:
-        invalid(`${param}.type`, `modelstub reads ${itemTypes} items, not ${JSON.stringify(type)}`);
+        invalid(`${param}.type`, `modelstub reads ${itemTypes} items, not ${quoteClipped(type)}`);
     }
   });
   return messages;

@@ -1,7 +1,9 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { quoteClipped } from "../shared/clip-text.js";
 import { GenerateRequestSchema, MessageSchema, Role, SamplingParamsSchema, ToolSchema, type GenerateRequest, type Message, type Tool } from "../../gen/modelstub/v1/model_pb.js";
 import { requestLimits } from "../engine/request-limits.js";
 import { readJsonBody } from "./read-json-body.js";
+import type { BodyLimits } from "./scan-json-body.js";
 import { inputMessages } from "./parse-responses-input.js";
 import { booleanAt, invalid, isObject, kindOf, limitCount, missing, numberAt, objectAt, optional, Refusal, stringAt, uint32At, wrongType, type BadRequest, type Obj } from "./refusal.js";
 
@@ -50,7 +52,7 @@ function toolAt(v: unknown, param: string): { tool: Tool; echo: object } {
   const t = objectAt(v, param);
   // null means "not sent", as for every other field.
   if (t["type"] !== undefined && t["type"] !== null && t["type"] !== "function") {
-    invalid(`${param}.type`, `modelstub offers function tools only ({"type":"function","name":...}), not the built-in tool ${JSON.stringify(t["type"])}`);
+    invalid(`${param}.type`, `modelstub offers function tools only ({"type":"function","name":...}), not the built-in tool ${quoteClipped(t["type"])}`);
   }
   if (t["name"] === undefined || t["name"] === null) missing(`${param}.name`, "the tool's name");
   const name = stringAt(t["name"], `${param}.name`);
@@ -130,6 +132,15 @@ function parseBody(body: unknown): ResponsesRequest {
 }
 
 /**
+ * The lists parseBody bounds, checked on the body's text before it is parsed: `input` holds at
+ * most as many items as a request has messages (so its function_call items are bounded too).
+ */
+export const responsesBodyLimits: BodyLimits = [
+  { path: ["input"], limit: requestLimits.messages, what: "items", per: "in a request" },
+  { path: ["tools"], limit: requestLimits.tools, what: "tools", per: "in a request" },
+];
+
+/**
  * Reads an OpenAI Responses body into the GenerateRequest a gRPC client (or a chat completions
  * client, parseChatRequest) sends for the same conversation: `instructions` is the first system
  * message, `input` items become messages, function tools become tools, and sampling has only
@@ -138,5 +149,5 @@ function parseBody(body: unknown): ResponsesRequest {
  * built-in tools, images, files) are refused naming the field. Returns the first problem as data.
  */
 export function parseResponsesRequest(text: string): { value: ResponsesRequest } | { error: BadRequest } {
-  return readJsonBody(text, parseBody);
+  return readJsonBody(text, parseBody, responsesBodyLimits);
 }

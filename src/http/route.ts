@@ -1,4 +1,5 @@
 import { sameToken } from "../engine/same-token.js";
+import { quoteClipped } from "../shared/clip-text.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Stub } from "../engine/create-stub.js";
 import { Code } from "../shared/status-code.js";
@@ -66,12 +67,12 @@ export function targetOf(raw: string): { url: URL } | { error: string } {
   try {
     url = new URL(raw, "http://modelstub.invalid");
   } catch {
-    return { error: `the request target ${JSON.stringify(raw.slice(0, 200))} is not a valid URL path` };
+    return { error: `the request target ${quoteClipped(raw)} is not a valid URL path` };
   }
   try {
     decodeURIComponent(url.pathname);
   } catch {
-    return { error: `the path ${JSON.stringify(url.pathname.slice(0, 200))} has malformed percent-encoding: every % must start an escape (%XX) of UTF-8 bytes` };
+    return { error: `the path ${quoteClipped(url.pathname)} has malformed percent-encoding: every % must start an escape (%XX) of UTF-8 bytes` };
   }
   return { url };
 }
@@ -199,7 +200,7 @@ export async function route(stub: Stub, { req, res, url, session, step, drops, p
     const id = decodeURIComponent(path.slice(prefix.length));
     const declared = declaredModels(script).find((m) => m.id === id);
     if (!declared) {
-      sendError(res, frontError(404, `the script declares no model ${JSON.stringify(id)}; GET /v1/models lists the ones it does`, "model_not_found"));
+      sendError(res, frontError(404, `the script declares no model ${quoteClipped(id)}; GET /v1/models lists the ones it does`, "model_not_found"));
       return { status: 404 };
     }
     sendJson(res, 200, openAiModel(declared));
