@@ -10,7 +10,8 @@ import { exportChunkBytes } from "../../src/grpc/control-service.js";
 import { maxStatusDetailsWireBytes } from "../../src/grpc/fit-status-details.js";
 import { maxUnwrittenBytes } from "../../src/grpc/model-service.js";
 import { streamResetLimit } from "../../src/grpc/start-grpc-server.js";
-import { maxJsonDepth } from "../../src/http/read-json-body.js";
+import { maxJsonDepth, maxJsonValues } from "../../src/http/read-json-body.js";
+import { maxQuotedChars } from "../../src/shared/clip-text.js";
 import { httpTimeouts } from "../../src/http/start-http-server.js";
 
 /*
@@ -48,6 +49,8 @@ describe('docs/operations.md "Limits"', () => {
     ["maxStatusDetailsWireBytes", maxStatusDetailsWireBytes],
     ["maxDurationMs", maxDurationMs],
     ["maxJsonDepth", maxJsonDepth],
+    ["maxJsonValues", maxJsonValues],
+    ["maxQuotedChars", maxQuotedChars],
   ];
 
   it("lists every limit in script-limits.ts and request-limits.ts", () => {
