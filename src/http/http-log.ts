@@ -1,5 +1,5 @@
 import type { CallRecord } from "../log/call-record.js";
-import { clipText, quoteClipped } from "../shared/clip-text.js";
+import { clipText } from "../shared/clip-text.js";
 
 /** What the HTTP front reports about one request, once it has ended. */
 export interface HttpRequestLog {
@@ -42,7 +42,7 @@ export function formatHttpLog(r: HttpRequestLog): string {
   if (r.entry) parts.push(`entry=${r.entry}`);
   if (r.entryName) parts.push(`entry_name=${JSON.stringify(r.entryName)}`);
   if (r.sequence !== undefined) parts.push(`sequence=${r.sequence}`);
-  if (r.model) parts.push(`model=${quoteClipped(r.model)}`);
+  if (r.model) parts.push(`model=${JSON.stringify(r.model)}`);
   if (r.lastUser) parts.push(`last_user=${JSON.stringify(clipText(r.lastUser))}`);
   if (r.outcome) parts.push(`outcome=${r.outcome}`, `declared=${r.declaredMs}ms`);
   if (r.code) parts.push(`code=${r.code}`);
