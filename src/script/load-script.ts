@@ -1,7 +1,7 @@
 import { open } from "node:fs/promises";
 import type { z } from "zod";
-import { isScalar, LineCounter, parseDocument } from "yaml";
-import { checkAliases, findTooDeep } from "./check-structure.js";
+import { isScalar, LineCounter } from "yaml";
+import { checkAliases, findTooDeep, tooDeepAt } from "./check-structure.js";
 import { compileScript } from "./compile-script.js";
 import type { Report } from "./report.js";
 import type { CompiledScript } from "./compiled-script.js";
@@ -11,6 +11,7 @@ import { explainZodIssues, type PathIssue } from "./explain-zod-issues.js";
 import { findJsonError } from "./find-json-error.js";
 import { locate, offsetOf, pathAt } from "./locate.js";
 import { ScriptError, type ScriptIssue } from "./script-error.js";
+import { parseYamlBounded } from "./parse-yaml-bounded.js";
 import { maxScriptBytes } from "./script-limits.js";
 import { ScriptSchema, type ScriptInput } from "./script-schema.js";
 
@@ -116,8 +117,15 @@ export function validateText<S extends z.ZodType>(
     message: oneLine(message),
     ...(hint ? { hint: oneLine(hint) } : {}),
   });
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true });
-  // Before anything walks the document recursively (the JSON check, visit, toJS, zod).
+  // Too deep a text is refused while it is tokenized, before the composer recurses through it.
+  const parsed = parseYamlBounded(text, { lineCounter, uniqueKeys: true, strict: true });
+  if ("tooDeep" in parsed) {
+    const { message, hint } = tooDeepAt(parsed.tooDeep.offset);
+    throw new ScriptError([issue(parsed.tooDeep.offset, parsed.tooDeep.path, message, hint)]);
+  }
+  const doc = parsed.doc;
+  // Before anything walks the document recursively (the JSON check, visit, toJS, zod): a flow
+  // sequence's `a: b` items are mappings the parser's stack did not count.
   const deep = findTooDeep(doc);
   if (deep) throw new ScriptError([issue(deep.offset, pathAt(doc, deep.offset), deep.message, deep.hint)]);
   if (/\.json$/i.test(file) && text.trim() !== "") {
@@ -160,11 +168,11 @@ export function validateText<S extends z.ZodType>(
   const aliasProblems = checkAliases(doc);
   if (aliasProblems.length > 0) throw new ScriptError(sortIssues(aliasProblems.map((p) => issue(p.offset, pathAt(doc, p.offset), p.message, p.hint))));
   const input: unknown = doc.toJS({ maxAliasCount: -1 });
-  const parsed = schema.safeParse(input);
-  if (!parsed.success) {
-    throw new ScriptError(sortIssues(explainZodIssues(parsed.error.issues, input, schema).map(toIssue)));
+  const valid = schema.safeParse(input);
+  if (!valid.success) {
+    throw new ScriptError(sortIssues(explainZodIssues(valid.error.issues, input, schema).map(toIssue)));
   }
-  return { input: parsed.data, toIssue };
+  return { input: valid.data, toIssue };
 }
 
 /**
