@@ -2,8 +2,8 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { checkPlanSteps } from "./check-plan-steps.js";
-import { compileFaultPlan } from "./compile-fault-plan.js";
-import { compileScript } from "./compile-script.js";
+import { compileFaultPlanInSteps } from "./compile-fault-plan.js";
+import { compileScriptInSteps } from "./compile-script.js";
 import type { CompileAnswer, CompileJob } from "./compile-worker.js";
 import type { CompiledFaultPlan, CompiledScript } from "./compiled-script.js";
 import type { FaultPlanInput } from "./fault-plan-schema.js";
@@ -162,20 +162,40 @@ function reporting(file: string, what: "script" | "fault plan"): { report: (path
   };
 }
 
-/** The script the worker validated, compiled here: the same script loadScriptText returns. */
-export function compileCheckedScript(input: ScriptInput, file: string): CompiledScript {
+/** How long the serving thread compiles at a time before it lets other work run. */
+const sliceMs = 5;
+
+/** Runs `steps` to its end, letting the loop turn whenever a slice of sliceMs is used up. */
+async function inSlices<T>(steps: Generator<void, T>): Promise<T> {
+  let sliceStart = performance.now();
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    if (performance.now() - sliceStart > sliceMs) {
+      await new Promise((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
+  }
+}
+
+/**
+ * The script the worker validated, compiled here, a few entries at a time: the same script
+ * loadScriptText returns.
+ */
+export async function compileCheckedScript(input: ScriptInput, file: string): Promise<CompiledScript> {
   const { report, check } = reporting(file, "script");
-  const script = compileScript(input, file, report);
+  const script = await inSlices(compileScriptInSteps(input, file, report));
   check();
   return script;
 }
 
-/** The fault plan the worker validated, compiled here, its steps checked against `script` as it is now. */
-export function compileCheckedFaultPlan(input: FaultPlanInput, file: string, script?: CompiledScript): CompiledFaultPlan {
+/** The fault plan the worker validated, compiled here a few rules at a time, its steps checked against `script` as it is then. */
+export async function compileCheckedFaultPlan(input: FaultPlanInput, file: string, script?: () => CompiledScript | undefined): Promise<CompiledFaultPlan> {
   const { report, check } = reporting(file, "fault plan");
-  const plan = compileFaultPlan(input, [], faultPlanNameOf(file), report);
+  const plan = await inSlices(compileFaultPlanInSteps(input, [], faultPlanNameOf(file), report));
+  const scriptNow = script?.();
   // Checked again: the session's script may have changed while the worker ran.
-  if (script) for (const p of checkPlanSteps(plan, script)) report(p.path, p.message);
+  if (scriptNow) for (const p of checkPlanSteps(plan, scriptNow)) report(p.path, p.message);
   check();
   return plan;
 }
@@ -194,7 +214,7 @@ export function holdScriptCompiler(): ScriptCompiler {
       const before = scriptNow();
       const steps = before && { name: before.name, steps: [...before.lists.keys()] };
       const input = (await submit({ id: nextId++, kind: "plan", text, file, ...(steps ? { script: steps } : {}) })) as FaultPlanInput;
-      return compileCheckedFaultPlan(input, file, scriptNow());
+      return compileCheckedFaultPlan(input, file, scriptNow);
     },
     release() {
       if (!held) return;
