@@ -99,8 +99,9 @@ export function checkAliases(doc: Document): StructureProblem[] {
       }
       const height = heights.get(target) ?? 0;
       if (open.length + height > maxNestingDepth) {
-        problems.push({ ...tooDeepAt(startOf(node)), message: `the alias *${name} puts lists and mappings ${height} levels deep here, ${open.length} levels down: deeper than ${maxNestingDepth} together` });
-        continue;
+        // The first says it: the aliases after it in a chain only repeat it.
+        problems.push({ ...tooDeepAt(startOf(node)), message: `the alias *${name} stands for lists and mappings ${height} levels deep, here ${open.length} levels down: ${open.length + height} levels, deeper than ${maxNestingDepth}` });
+        return problems;
       }
       childHeight(height);
       const weight = (target.range ? target.range[1] - target.range[0] : 0) + (added.get(target) ?? 0);

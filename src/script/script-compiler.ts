@@ -44,6 +44,8 @@ interface Pending {
 
 let holders = 0;
 let worker: Worker | undefined;
+/** The heap budget the worker was started with: a changed budget takes a new worker. */
+let workerHeapMb = 0;
 let running: (Pending & { timer: NodeJS.Timeout }) | undefined;
 const waiting: Pending[] = [];
 let nextId = 1;
@@ -123,8 +125,10 @@ function runNext(): void {
     else worker?.unref();
     return;
   }
+  if (worker && workerHeapMb !== compileBudget.heapMb) stopWorker();
   let w: Worker;
   try {
+    workerHeapMb = compileBudget.heapMb;
     w = worker ??= startWorker();
   } catch (err) {
     next.reject(refusal(next.job, `modelstub could not check the text: ${(err as Error).message}`, "reinstall or rebuild modelstub"));

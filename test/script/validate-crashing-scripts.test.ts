@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { maxScriptBytes } from "../../src/script/script-limits.js";
 import { runCli } from "../support/run-cli.js";
-import { aliasBomb, binary, deepJson, fixtures, manyMistakes } from "./script-limits-fixture.js";
+import { aliasBomb, binary, deepBrackets, deepJson, fixtures, manyMistakes } from "./script-limits-fixture.js";
 
 // Issue 12, the script side, through `modelstub validate`: see script-limits-fixture.ts.
 
@@ -14,6 +14,8 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "modelstub-limits-"));
   writeFileSync(join(dir, "deep.json"), deepJson(5000));
   writeFileSync(join(dir, "binary.yaml"), binary(20_000));
+  writeFileSync(join(dir, "deep-brackets.yaml"), deepBrackets(250_000));
+  writeFileSync(join(dir, "deep-plan.yaml"), deepBrackets(2000, "rules: "));
   writeFileSync(join(dir, "mistakes.yaml"), manyMistakes(500));
   writeFileSync(join(dir, "backtracking.yaml"), "entries:\n  - match: { regex: '^(a+)+$' }\n    reply: only a's\n");
   // 50 MB that take no disk: the loader must refuse it by its size, without reading it.
@@ -51,6 +53,27 @@ describe("modelstub validate on scripts that crashed it", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/deep\.json:1:370: entries\[0\]\.reply\.tool_calls\[0\]\.arguments(\.a){58}: lists and mappings nest deeper than 64 levels here \(hint: a script needs about 9 levels/);
     expect(r.stderr.split("\n")).toHaveLength(2);
+  });
+
+  // Issue 27: it aborted (exit 134, "RegExpCompiler Allocation failed") deep in yaml's composer.
+  it("refuses 250,000 brackets (488 KB) at the 65th, exiting 1, and so does session load, sending nothing", async () => {
+    const file = join(dir, "deep-brackets.yaml");
+    const r = await runCli(["validate", file]);
+    expectNoCrash(r.stderr);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}:1:65: (\\[0\\]){64}: lists and mappings nest deeper than 64 levels here \\(hint: [^\\n]*\\)\\n$`));
+    // `session load` checks the file as validate does before it connects: the port is never dialled.
+    const load = await runCli(["session", "load", "s", file, "--addr", "127.0.0.1:9"]);
+    expect(load.code).toBe(1);
+    expect(load.stderr).toBe(r.stderr);
+  });
+
+  it("refuses a fault plan of 2,000 brackets in `session faults`, before sending it", async () => {
+    const file = join(dir, "deep-plan.yaml");
+    const r = await runCli(["session", "faults", "s", file, "--addr", "127.0.0.1:9"]);
+    expectNoCrash(r.stderr);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/deep-plan\.yaml:1:71: rules(\[0\]){63}: lists and mappings nest deeper than 64 levels here \(hint: /);
   });
 
   it("refuses a binary file with one line naming its first control character", async () => {
