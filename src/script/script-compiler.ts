@@ -1,25 +1,24 @@
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { Worker } from "node:worker_threads";
 import { checkPlanSteps } from "./check-plan-steps.js";
 import { compileFaultPlanInSteps } from "./compile-fault-plan.js";
 import { compileScriptInSteps } from "./compile-script.js";
-import type { CompileAnswer, CompileJob } from "./compile-worker.js";
+import { holdWorker, releaseWorker, submit } from "./compile-in-worker.js";
 import type { CompiledFaultPlan, CompiledScript } from "./compiled-script.js";
 import type { FaultPlanInput } from "./fault-plan-schema.js";
 import { faultPlanNameOf } from "./fault-plan-name.js";
 import { readSourceFile } from "./read-source-file.js";
 import { ScriptError, type ScriptIssue } from "./script-error.js";
-import { compileHeapMb, compileTimeBudgetMs, maxCompilesWaiting } from "./script-limits.js";
 import type { ScriptInput } from "./script-schema.js";
+
+export { compileBudget } from "./compile-in-worker.js";
 
 /*
  * Scripts and fault plans a serving process receives are checked in a worker thread with a heap
- * limit and a time budget: a text that would take seconds or hundreds of MB ends that worker and
- * is refused, and the serving loop goes on. The worker answers the validated input; compiling it
- * again here takes a few ms (15 to 30 for a 512 KiB script) and cannot fail once the worker
- * passed it. One worker serves the whole process, one text at a time, started on first use
- * (about 100 ms, loading yaml and zod) and ended when its last holder lets it go.
+ * limit and a time budget (compile-in-worker.ts): a text that would take seconds or hundreds of
+ * MB ends that worker and is refused, and the serving loop goes on. The worker answers the
+ * validated input, which this thread compiles again, a few entries at a time: it cannot fail
+ * once the worker passed it (a 512 KiB script of 1,565 regex entries: 100 to 200 ms in all, in
+ * slices of about 5 ms). One worker serves the whole process, started on first use (0.2 to 0.5 s,
+ * loading yaml and zod) and ended when its last holder lets it go.
  */
 
 /** Checks and compiles texts off the serving loop; `release` once done with it. */
@@ -31,128 +30,6 @@ export interface ScriptCompiler {
    */
   faultPlan(text: string, file: string, script?: CompiledScript | (() => CompiledScript | undefined)): Promise<CompiledFaultPlan>;
   release(): void;
-}
-
-/** The budgets a compile runs under (script-limits.ts); tests shrink them. */
-export const compileBudget = { timeMs: compileTimeBudgetMs, heapMb: compileHeapMb };
-
-interface Pending {
-  job: CompileJob;
-  resolve: (input: ScriptInput | FaultPlanInput) => void;
-  reject: (err: ScriptError) => void;
-}
-
-let holders = 0;
-let worker: Worker | undefined;
-/** The heap budget the worker was started with: a changed budget takes a new worker. */
-let workerHeapMb = 0;
-let running: (Pending & { timer: NodeJS.Timeout }) | undefined;
-const waiting: Pending[] = [];
-let nextId = 1;
-
-/**
- * The worker's file beside this module: dist/src/script/compile-worker.js from tsc, or
- * dist/bundle/compile-worker.mjs beside the bundle's chunk; run from the TypeScript sources (the
- * tests), the built one.
- */
-function workerFile(): URL {
-  const candidates = ["./compile-worker.js", "./compile-worker.mjs", "../../dist/src/script/compile-worker.js"].map((f) => new URL(f, import.meta.url));
-  const found = candidates.find((u) => existsSync(fileURLToPath(u)));
-  if (!found) throw new Error(`the compile worker is missing (looked for ${candidates.map((u) => fileURLToPath(u)).join(", ")}): is modelstub built?`);
-  return found;
-}
-
-const refusal = (job: CompileJob, message: string, hint: string): ScriptError =>
-  new ScriptError([{ file: job.file, line: 0, column: 0, path: "", message, hint }], job.kind === "script" ? "script" : "fault plan", true);
-
-/** Settles the running job and starts the next; an ended worker is replaced on the next job. */
-function finish(settle: (p: Pending) => void): void {
-  const done = running;
-  if (!done) return;
-  running = undefined;
-  clearTimeout(done.timer);
-  settle(done);
-  runNext();
-}
-
-function stopWorker(): void {
-  const w = worker;
-  worker = undefined;
-  if (w) {
-    w.removeAllListeners();
-    // An error while it stops (it may already be out of memory) concerns nobody now.
-    w.on("error", () => undefined);
-    void w.terminate();
-  }
-}
-
-function startWorker(): Worker {
-  const w = new Worker(workerFile(), {
-    resourceLimits: { maxOldGenerationSizeMb: compileBudget.heapMb, stackSizeMb: 4 },
-    // The worker logs nothing; its stdio must not hold the process either.
-    stdout: false,
-    stderr: false,
-  });
-  w.on("message", (answer: CompileAnswer) => {
-    if (!running || answer.id !== running.job.id) return;
-    finish((p) => ("input" in answer ? p.resolve(answer.input) : p.reject(new ScriptError(answer.issues, answer.what))));
-  });
-  w.on("error", (err: Error & { code?: string }) => {
-    stopWorker();
-    const heap = err.code === "ERR_WORKER_OUT_OF_MEMORY";
-    finish((p) =>
-      p.reject(
-        heap
-          ? refusal(p.job, `checking the ${p.job.kind === "script" ? "script" : "fault plan"} needed more than ${compileBudget.heapMb} MiB of memory (its budget), so it was refused`, "simplify it: fewer and shorter values, fewer aliases; every other session went on")
-          : refusal(p.job, `modelstub could not check the ${p.job.kind === "script" ? "script" : "fault plan"}: ${err.message}`, "this is a bug in modelstub: please report it with the text"),
-      ),
-    );
-  });
-  w.on("exit", (code) => {
-    if (worker !== w) return;
-    worker = undefined;
-    finish((p) => p.reject(refusal(p.job, `the worker checking the ${p.job.kind === "script" ? "script" : "fault plan"} stopped (exit code ${code})`, "this is a bug in modelstub: please report it with the text")));
-  });
-  return w;
-}
-
-function runNext(): void {
-  if (running) return;
-  const next = waiting.shift();
-  if (!next) {
-    if (holders === 0) stopWorker();
-    // Idle, it holds no process open.
-    else worker?.unref();
-    return;
-  }
-  if (worker && workerHeapMb !== compileBudget.heapMb) stopWorker();
-  let w: Worker;
-  try {
-    workerHeapMb = compileBudget.heapMb;
-    w = worker ??= startWorker();
-  } catch (err) {
-    next.reject(refusal(next.job, `modelstub could not check the text: ${(err as Error).message}`, "reinstall or rebuild modelstub"));
-    return runNext();
-  }
-  w.ref();
-  const timer = setTimeout(() => {
-    stopWorker();
-    const what = next.job.kind === "script" ? "script" : "fault plan";
-    finish((p) => p.reject(refusal(p.job, `checking the ${what} took longer than ${compileBudget.timeMs / 1000} s (its budget), so it was refused`, `simplify it or split it into smaller ${what}s; every other session went on`)));
-  }, compileBudget.timeMs);
-  running = { ...next, timer };
-  w.postMessage(next.job);
-}
-
-function submit(job: CompileJob): Promise<ScriptInput | FaultPlanInput> {
-  return new Promise((resolve, reject) => {
-    if (waiting.length >= maxCompilesWaiting) {
-      reject(refusal(job, `${maxCompilesWaiting} scripts and fault plans are already waiting to be checked, so this one was refused`, "load fewer at once, or wait for the others"));
-      return;
-    }
-    waiting.push({ job, resolve, reject });
-    runNext();
-  });
 }
 
 /** A problem the worker did not find but compiling here did: it cannot happen, so it says it is a bug. */
@@ -206,24 +83,24 @@ export async function compileCheckedFaultPlan(input: FaultPlanInput, file: strin
 
 /** Holds the process's compile worker (started on first use) until `release`. */
 export function holdScriptCompiler(): ScriptCompiler {
-  holders++;
+  holdWorker();
   let held = true;
   return {
     async script(text, file) {
-      const input = (await submit({ id: nextId++, kind: "script", text, file })) as ScriptInput;
+      const input = (await submit({ kind: "script", text, file })) as ScriptInput;
       return compileCheckedScript(input, file);
     },
     async faultPlan(text, file, script) {
       const scriptNow = typeof script === "function" ? script : () => script;
       const before = scriptNow();
       const steps = before && { name: before.name, steps: [...before.lists.keys()] };
-      const input = (await submit({ id: nextId++, kind: "plan", text, file, ...(steps ? { script: steps } : {}) })) as FaultPlanInput;
+      const input = (await submit({ kind: "plan", text, file, ...(steps ? { script: steps } : {}) })) as FaultPlanInput;
       return compileCheckedFaultPlan(input, file, scriptNow);
     },
     release() {
       if (!held) return;
       held = false;
-      if (--holders === 0 && !running) stopWorker();
+      releaseWorker();
     },
   };
 }
