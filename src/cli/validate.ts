@@ -61,7 +61,7 @@ export async function validate(argv: string[]): Promise<number> {
       process.stdout.write(`${file}: ok (${script.entryCount} entr${script.entryCount === 1 ? "y" : "ies"} in ${script.lists.size} list${script.lists.size === 1 ? "" : "s"})\n`);
     }
   } finally {
-    compiler.release();
+    await compiler.release();
   }
   return failed === 0 ? 0 : 1;
 }

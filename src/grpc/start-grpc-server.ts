@@ -118,8 +118,8 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   options.extend?.(server);
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(address, options.credentials ?? ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
-  }).catch((err: unknown) => {
-    compiler.release();
+  }).catch(async (err: unknown) => {
+    await compiler.release();
     throw err;
   });
   // Deadlines are judged on the caller's timeline: the loop watch measures the stalls between.
@@ -134,17 +134,16 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     close(graceMs = 5000) {
       health.endWatches();
       return new Promise<void>((resolve) => {
+        // Resolves once the compile worker, if this server held it last, has ended too.
         const timer = setTimeout(() => {
           server.forceShutdown();
           unwatch();
-          compiler.release();
-          resolve();
+          void compiler.release().then(resolve);
         }, graceMs);
         server.tryShutdown(() => {
           clearTimeout(timer);
           unwatch();
-          compiler.release();
-          resolve();
+          void compiler.release().then(resolve);
         });
       });
     },

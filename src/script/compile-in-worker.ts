@@ -56,15 +56,17 @@ function finish(settle: (p: Pending) => void): void {
   runNext();
 }
 
-function stopWorker(): void {
+/** Ends the worker, if any; resolves once its thread is gone. */
+function stopWorker(): Promise<void> {
   const w = worker;
   worker = undefined;
   if (w) {
     w.removeAllListeners();
     // An error while it stops (it may already be out of memory) concerns nobody now.
     w.on("error", () => undefined);
-    void w.terminate();
+    return w.terminate().then(() => undefined);
   }
+  return Promise.resolve();
 }
 
 function startWorker(): Worker {
@@ -79,7 +81,7 @@ function startWorker(): Worker {
     finish((p) => ("input" in answer ? p.resolve(answer.input) : p.reject(new ScriptError(answer.issues, answer.what))));
   });
   w.on("error", (err: Error & { code?: string }) => {
-    stopWorker();
+    void stopWorker();
     const heap = err.code === "ERR_WORKER_OUT_OF_MEMORY";
     finish((p) =>
       p.reject(
@@ -101,12 +103,12 @@ function runNext(): void {
   if (running) return;
   const next = waiting.shift();
   if (!next) {
-    if (holders === 0) stopWorker();
+    if (holders === 0) void stopWorker();
     // Idle, it holds no process open.
     else worker?.unref();
     return;
   }
-  if (worker && workerHeapMb !== compileBudget.heapMb) stopWorker();
+  if (worker && workerHeapMb !== compileBudget.heapMb) void stopWorker();
   let w: Worker;
   try {
     workerHeapMb = compileBudget.heapMb;
@@ -117,7 +119,7 @@ function runNext(): void {
   }
   w.ref();
   const timer = setTimeout(() => {
-    stopWorker();
+    void stopWorker();
     const what = next.job.kind === "script" ? "script" : "fault plan";
     finish((p) => p.reject(refusal(p.job, `checking the ${what} took longer than ${compileBudget.timeMs / 1000} s (its budget), so it was refused`, `simplify it or split it into smaller ${what}s; every other session went on`)));
   }, compileBudget.timeMs);
@@ -147,8 +149,11 @@ export function holdWorker(): void {
   holders++;
 }
 
-/** Lets the worker go for one holder; the last one ends it (after the text it is checking). */
-export function releaseWorker(): void {
-  if (--holders === 0 && !running) stopWorker();
+/**
+ * Lets the worker go for one holder; the last one ends it (after the text it is checking, if
+ * any). Resolves once an idle worker's thread is gone: a closed server leaves nothing behind.
+ */
+export function releaseWorker(): Promise<void> {
+  return --holders === 0 && !running ? stopWorker() : Promise.resolve();
 }
 

@@ -29,7 +29,8 @@ export interface ScriptCompiler {
    * and after the worker runs: a session's script may change meanwhile.
    */
   faultPlan(text: string, file: string, script?: CompiledScript | (() => CompiledScript | undefined)): Promise<CompiledFaultPlan>;
-  release(): void;
+  /** Resolves once the worker, if this was its last holder, has ended. */
+  release(): Promise<void>;
 }
 
 /** A problem the worker did not find but compiling here did: it cannot happen, so it says it is a bug. */
@@ -98,9 +99,9 @@ export function holdScriptCompiler(): ScriptCompiler {
       return compileCheckedFaultPlan(input, file, scriptNow);
     },
     release() {
-      if (!held) return;
+      if (!held) return Promise.resolve();
       held = false;
-      releaseWorker();
+      return releaseWorker();
     },
   };
 }
@@ -111,7 +112,7 @@ async function holding<T>(use: (compiler: ScriptCompiler) => Promise<T>): Promis
   try {
     return await use(compiler);
   } finally {
-    compiler.release();
+    await compiler.release();
   }
 }
 
@@ -119,7 +120,7 @@ async function holding<T>(use: (compiler: ScriptCompiler) => Promise<T>): Promis
 export const compilerPerCall: ScriptCompiler = {
   script: (text, file) => holding((c) => c.script(text, file)),
   faultPlan: (text, file, script) => holding((c) => c.faultPlan(text, file, script)),
-  release: () => undefined,
+  release: () => Promise.resolve(),
 };
 
 /** Reads a script file (bounded, as loadScriptFile does) and compiles it in the worker: `serve --script`, `validate`. */
