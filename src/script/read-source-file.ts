@@ -20,7 +20,7 @@ export function sizeIssue(bytes: number | undefined, file: string): ScriptIssue 
     column: 1,
     path: "",
     message: `the script is ${bytes ?? `more than ${maxScriptBytes}`} bytes; the most is ${maxScriptBytes} (${maxScriptBytes / 1024} KiB), so it was not parsed`,
-    hint: "split it into smaller scripts (each session loads its own with LoadScript): parsing takes about a second per MB, and every session waits while it runs",
+    hint: "split it into smaller scripts (each session loads its own with LoadScript): parsing takes about a second per MB",
   };
 }
 

@@ -92,7 +92,7 @@ describe("modelstub validate on scripts that crashed it", () => {
     expectNoCrash(r.stderr);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(
-      `${file}:1:1: the script is 52428800 bytes; the most is ${maxScriptBytes} (512 KiB), so it was not parsed (hint: split it into smaller scripts (each session loads its own with LoadScript): parsing takes about a second per MB, and every session waits while it runs)\n`,
+      `${file}:1:1: the script is 52428800 bytes; the most is ${maxScriptBytes} (512 KiB), so it was not parsed (hint: split it into smaller scripts (each session loads its own with LoadScript): parsing takes about a second per MB)\n`,
     );
   });
 
