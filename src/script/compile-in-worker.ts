@@ -70,12 +70,8 @@ function stopWorker(): Promise<void> {
 }
 
 function startWorker(): Worker {
-  const w = new Worker(workerFile(), {
-    resourceLimits: { maxOldGenerationSizeMb: compileBudget.heapMb, stackSizeMb: 4 },
-    // The worker logs nothing; its stdio must not hold the process either.
-    stdout: false,
-    stderr: false,
-  });
+  // Node's default stack (4 MiB) holds the 64 levels a text may nest; the heap is the budget.
+  const w = new Worker(workerFile(), { resourceLimits: { maxOldGenerationSizeMb: compileBudget.heapMb, stackSizeMb: 4 } });
   w.on("message", (answer: CompileAnswer) => {
     if (!running || answer.id !== running.job.id) return;
     finish((p) => ("input" in answer ? p.resolve(answer.input) : p.reject(new ScriptError(answer.issues, answer.what))));
@@ -142,7 +138,6 @@ export function submit(newJob: NewJob): Promise<ScriptInput | FaultPlanInput> {
     runNext();
   });
 }
-
 
 /** Counts a holder of the worker: it stays, once started, until every holder has let it go. */
 export function holdWorker(): void {
