@@ -5,7 +5,9 @@ import { defineConfig } from "rolldown";
 // SERVING is something users wait for on every CI job. The tsc output in dist/src stays for
 // library use and benchmarks.
 export default defineConfig({
-  input: { modelstub: "src/cli/main.ts" },
+  // The compile worker is its own entry: script-compiler.ts starts dist/bundle/compile-worker.mjs
+  // beside the chunk it is bundled into.
+  input: { modelstub: "src/cli/main.ts", "compile-worker": "src/script/compile-worker.ts" },
   platform: "node",
   // Packages that read their own files at run time stay in node_modules.
   external: [/^@grpc\/reflection/, /^grpc-health-check/, /^@grpc\/proto-loader/, /^protobufjs/],

@@ -77,8 +77,8 @@ export async function serve(argv: string[]): Promise<number> {
     }
     let script: CompiledScript;
     try {
-      // The default script comes validated: YAML and the schema load only for a --script.
-      script = options["script"] ? await (await import("../script/load-script.js")).loadScriptFile(String(options["script"])) : defaultScript();
+      // The default script comes validated; a --script is checked in the compile worker, as LoadScript's are.
+      script = options["script"] ? await (await import("../script/script-compiler.js")).compileScriptFile(String(options["script"])) : defaultScript();
       logger.debug("script loaded", { script: script.name, file: options["script"] ?? "(built-in default)", entries: script.entryCount });
     } catch (err) {
       if (err instanceof ScriptError) throw new ServeError(err.message);

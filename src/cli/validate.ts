@@ -1,6 +1,5 @@
 import type { CompiledFaultPlan, CompiledScript } from "../script/compiled-script.js";
-import { loadFaultPlanFile } from "../script/load-fault-plan.js";
-import { loadScriptFile } from "../script/load-script.js";
+import { compileFaultPlanFile, compileScriptFile, holdScriptCompiler } from "../script/script-compiler.js";
 import { ScriptError } from "../script/script-error.js";
 import { resolveOptions, UsageError, type OptionSpec } from "./options.js";
 
@@ -14,12 +13,13 @@ const usage = "usage: modelstub validate FILE...\n\nChecks script files. Prints 
  * this before it sends anything, so both commands say the same about the same file.
  */
 export function checkScriptFile(file: string): Promise<CompiledScript | undefined> {
-  return printingProblems(loadScriptFile(file));
+  // In the compile worker, as a server checks it: a pathological file is refused, not a crash.
+  return printingProblems(compileScriptFile(file));
 }
 
 /** Checks a fault plan file as `checkScriptFile` checks a script (its steps are the server's to check). */
 export function checkPlanFile(file: string): Promise<CompiledFaultPlan | undefined> {
-  return printingProblems(loadFaultPlanFile(file));
+  return printingProblems(compileFaultPlanFile(file));
 }
 
 /** What `loading` loads, or undefined once a ScriptError's lines are printed to stderr. */
@@ -49,13 +49,19 @@ export async function validate(argv: string[]): Promise<number> {
     return files.length === 0 && !parsed.options["help"] ? 2 : 0;
   }
   let failed = 0;
-  for (const file of files) {
-    const script = await checkScriptFile(file);
-    if (!script) {
-      failed++;
-      continue;
+  // One worker for every file.
+  const compiler = holdScriptCompiler();
+  try {
+    for (const file of files) {
+      const script = await checkScriptFile(file);
+      if (!script) {
+        failed++;
+        continue;
+      }
+      process.stdout.write(`${file}: ok (${script.entryCount} entr${script.entryCount === 1 ? "y" : "ies"} in ${script.lists.size} list${script.lists.size === 1 ? "" : "s"})\n`);
     }
-    process.stdout.write(`${file}: ok (${script.entryCount} entr${script.entryCount === 1 ? "y" : "ies"} in ${script.lists.size} list${script.lists.size === 1 ? "" : "s"})\n`);
+  } finally {
+    await compiler.release();
   }
   return failed === 0 ? 0 : 1;
 }

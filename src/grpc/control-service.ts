@@ -16,8 +16,7 @@ import {
 } from "../../gen/modelstub/v1/control_pb.js";
 import { checkSessionName } from "../engine/check-session-name.js";
 import type { Stub } from "../engine/create-stub.js";
-import type { loadScriptText } from "../script/load-script.js";
-import type { loadFaultPlanText } from "../script/load-fault-plan.js";
+import { compilerPerCall, type ScriptCompiler } from "../script/script-compiler.js";
 import { FaultPlanInfoSchema } from "../../gen/modelstub/v1/episode_pb.js";
 import { ScriptError } from "../script/script-error.js";
 import { Code } from "../shared/status-code.js";
@@ -31,7 +30,7 @@ type Handler = (request: { session?: string } & Record<string, unknown>) => unkn
 /** The status a failed control call answers with. */
 function statusOfError(err: unknown): { code: number; details: string } {
   // Capped: a script's problems can run long, and C-core clients refuse trailers past 8 KiB.
-  if (err instanceof ScriptError) return { code: Code.INVALID_ARGUMENT, details: fitStatusDetails(err.message) };
+  if (err instanceof ScriptError) return { code: err.exhausted ? Code.RESOURCE_EXHAUSTED : Code.INVALID_ARGUMENT, details: fitStatusDetails(err.message) };
   const status = (err as { status?: { code: number; message: string } }).status;
   if (status) return { code: status.code, details: fitStatusDetails(status.message) };
   return { code: Code.INTERNAL, details: fitStatusDetails(`modelstub internal error: ${err instanceof Error ? err.message : String(err)}`) };
@@ -143,53 +142,31 @@ function exportEpisode(stub: Stub, token: string | undefined) {
   };
 }
 
-let scriptLoader: typeof loadScriptText | undefined;
-
-/**
- * The script loader (YAML, the schema, their explanations), imported on the first LoadScript:
- * a server that serves its start-up script only never pays for it. Synchronous from then on.
- */
-async function loadScriptLoader(): Promise<typeof loadScriptText> {
-  return (scriptLoader ??= (await import("../script/load-script.js")).loadScriptText);
-}
-
-let planLoader: typeof loadFaultPlanText | undefined;
-
-/** The fault plan loader, imported on the first SetFaultPlan (as the script loader is). */
-async function loadPlanLoader(): Promise<typeof loadFaultPlanText> {
-  return (planLoader ??= (await import("../script/load-fault-plan.js")).loadFaultPlanText);
-}
-
 /**
  * ControlService handlers over a stub. An empty session field means `default`. With a `token`,
- * every call must carry `authorization: Bearer <token>`, else UNAUTHENTICATED.
+ * every call must carry `authorization: Bearer <token>`, else UNAUTHENTICATED. Scripts and fault
+ * plans are checked by `compiler`, off the serving loop: one too costly is RESOURCE_EXHAUSTED.
  */
-export function controlServiceHandlers(stub: Stub, token?: string): UntypedServiceImplementation {
+export function controlServiceHandlers(stub: Stub, token?: string, compiler: ScriptCompiler = compilerPerCall): UntypedServiceImplementation {
   return {
-    LoadScript: unary((r) => {
+    LoadScript: unary(async (r) => {
       const session = r.session!;
-      const load = (loadText: typeof loadScriptText) => {
-        // Compile first: an invalid script throws here and the session keeps its script.
-        const script = loadText(String(r["script"] ?? ""), String(r["sourceName"] || `<script for session ${session}>`));
-        // Answers once the closed episode is recorded (written to --record-dir, when set).
-        return stub.loadScript(session, script).then(() => create(LoadScriptResponseSchema, { entries: script.entryCount }));
-      };
-      return scriptLoader ? load(scriptLoader) : loadScriptLoader().then(load);
+      // Compile first: an invalid script rejects here and the session keeps its script.
+      const script = await compiler.script(String(r["script"] ?? ""), String(r["sourceName"] || `<script for session ${session}>`));
+      // Answers once the closed episode is recorded (written to --record-dir, when set).
+      await stub.loadScript(session, script);
+      return create(LoadScriptResponseSchema, { entries: script.entryCount });
     }, token),
-    SetFaultPlan: unary((r) => {
+    SetFaultPlan: unary(async (r) => {
       const session = r.session!;
-      const load = (loadText: typeof loadFaultPlanText) => {
-        // Checked against the session's script first: an invalid plan throws here and changes nothing.
-        const plan = loadText(String(r["plan"] ?? ""), String(r["sourceName"] || `<fault plan for session ${session}>`), stub.scriptOf(session));
-        return stub.setFaultPlan(session, plan).then((closedCalls) =>
-          create(SetFaultPlanResponseSchema, {
-            plan: create(FaultPlanInfoSchema, { name: plan.name, digest: plan.digest, ...(plan.chaos ? { chaosSeed: plan.chaos.seed } : {}) }),
-            closedCalls,
-            rules: plan.rules.length,
-          }),
-        );
-      };
-      return planLoader ? load(planLoader) : loadPlanLoader().then(load);
+      // Checked against the session's script first: an invalid plan rejects here and changes nothing.
+      const plan = await compiler.faultPlan(String(r["plan"] ?? ""), String(r["sourceName"] || `<fault plan for session ${session}>`), () => stub.scriptOf(session));
+      const closedCalls = await stub.setFaultPlan(session, plan);
+      return create(SetFaultPlanResponseSchema, {
+        plan: create(FaultPlanInfoSchema, { name: plan.name, digest: plan.digest, ...(plan.chaos ? { chaosSeed: plan.chaos.seed } : {}) }),
+        closedCalls,
+        rules: plan.rules.length,
+      });
     }, token),
     GetEpisode: unary((r) => {
       const episodeBinpb = stub.episodeBytes(r.session!);

@@ -13,6 +13,7 @@ import { serviceDefinition } from "./service-definition.js";
 import { modelRequestChecks } from "./limit-request.js";
 import { decodeGenerateRequest, decodeGenerateStreamRequest } from "./decode-generate-request.js";
 import { watchLoop } from "./loop-watch.js";
+import { holdScriptCompiler } from "../script/script-compiler.js";
 
 /** Options of the gRPC server. */
 export interface GrpcServerOptions {
@@ -108,13 +109,18 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     ),
     modelServiceHandlers(options.stub, options.logger),
   );
-  server.addService(serviceDefinition(ControlService), controlServiceHandlers(options.stub, options.controlToken));
+  // Held until close(): LoadScript and SetFaultPlan check their texts in its worker.
+  const compiler = holdScriptCompiler();
+  server.addService(serviceDefinition(ControlService), controlServiceHandlers(options.stub, options.controlToken, compiler));
   const health = options.health ?? createHealthState("NOT_SERVING");
   health.addToServer(server);
   if (options.reflection ?? true) addReflection(server);
   options.extend?.(server);
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(address, options.credentials ?? ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
+  }).catch(async (err: unknown) => {
+    await compiler.release();
+    throw err;
   });
   // Deadlines are judged on the caller's timeline: the loop watch measures the stalls between.
   const unwatch = watchLoop();
@@ -128,15 +134,16 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     close(graceMs = 5000) {
       health.endWatches();
       return new Promise<void>((resolve) => {
+        // Resolves once the compile worker, if this server held it last, has ended too.
         const timer = setTimeout(() => {
           server.forceShutdown();
           unwatch();
-          resolve();
+          void compiler.release().then(resolve);
         }, graceMs);
         server.tryShutdown(() => {
           clearTimeout(timer);
           unwatch();
-          resolve();
+          void compiler.release().then(resolve);
         });
       });
     },

@@ -4,6 +4,7 @@ import type { FaultPlanSchema } from "../script/fault-plan-schema.js";
 import { checkPlanSteps } from "../script/check-plan-steps.js";
 import { loadFaultPlanFile, loadFaultPlanText } from "../script/load-fault-plan.js";
 import { ScriptError } from "../script/script-error.js";
+import { compilerPerCall } from "../script/script-compiler.js";
 import { jsonTextOf } from "./script-source.js";
 
 /** A fault plan written as an object, with the same keys as the YAML (`rules`, `chaos`, ...). */
@@ -29,6 +30,16 @@ export function compilePlanSource(source: FaultPlanSource, file: string, script?
     return source;
   }
   return loadFaultPlanText(jsonTextOf(source, file, "fault plan"), file, script);
+}
+
+/**
+ * Compiles any FaultPlanSource as compilePlanSource does, but a text or an object in the compile
+ * worker (script-compiler.ts); `script` is asked before and after (the session's may change).
+ */
+export async function compilePlanSourceOffLoop(source: FaultPlanSource, file: string, script: () => CompiledScript | undefined): Promise<CompiledFaultPlan> {
+  if (typeof source === "string") return compilerPerCall.faultPlan(source, file, script);
+  if (isCompiledPlan(source)) return compilePlanSource(source, file, script());
+  return compilerPerCall.faultPlan(jsonTextOf(source, file, "fault plan"), file, script);
 }
 
 /**

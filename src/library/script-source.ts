@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { CompiledScript } from "../script/compiled-script.js";
 import { loadScriptFile, loadScriptText } from "../script/load-script.js";
 import { ScriptError } from "../script/script-error.js";
+import { compilerPerCall } from "../script/script-compiler.js";
 import type { ScriptSchema } from "../script/script-schema.js";
 
 /**
@@ -36,6 +37,16 @@ export function compileSource(source: ScriptSource, file?: string): CompiledScri
   if (isCompiledScript(source)) return source;
   const name = file ?? objectSourceName;
   return loadScriptText(jsonTextOf(source, name, "script"), name);
+}
+
+/**
+ * Compiles any ScriptSource as compileSource does, but a text or an object in the compile
+ * worker (script-compiler.ts): what a serving process does with a script it is handed.
+ */
+export async function compileSourceOffLoop(source: ScriptSource, file: string): Promise<CompiledScript> {
+  if (typeof source === "string") return compilerPerCall.script(source, file);
+  if (isCompiledScript(source)) return source;
+  return compilerPerCall.script(jsonTextOf(source, file, "script"), file);
 }
 
 /**

@@ -3,8 +3,8 @@ import { checkSessionName } from "../engine/check-session-name.js";
 import type { Stub } from "../engine/create-stub.js";
 import type { Verification } from "../engine/verify-session.js";
 import { ModelCallError } from "../port/model-port.js";
-import { compileSource, type ScriptSource } from "./script-source.js";
-import { compilePlanSource, type FaultPlanSource } from "./fault-plan-source.js";
+import { compileSourceOffLoop, type ScriptSource } from "./script-source.js";
+import { compilePlanSourceOffLoop, type FaultPlanSource } from "./fault-plan-source.js";
 
 /** One session the server keeps, as ListSessions reports it. */
 export interface SessionSummary {
@@ -81,14 +81,14 @@ export function createStubControl(stub: Stub): StubControl {
   return {
     async loadScript(session, script, file) {
       checked(session);
-      // Compiled first: an invalid script throws here and the session keeps its script.
-      const compiled = compileSource(script, file ?? `<script for session ${session}>`);
+      // Compiled first, off the serving loop: an invalid script rejects here and the session keeps its script.
+      const compiled = await compileSourceOffLoop(script, file ?? `<script for session ${session}>`);
       await stub.loadScript(session, compiled).catch((err: unknown) => Promise.reject(asCallError(err)));
       return { entries: compiled.entryCount };
     },
     async setFaultPlan(session, plan, file) {
       checked(session);
-      const compiled = compilePlanSource(plan, file ?? `<fault plan for session ${session}>`, stub.scriptOf(session));
+      const compiled = await compilePlanSourceOffLoop(plan, file ?? `<fault plan for session ${session}>`, () => stub.scriptOf(session));
       return stub.setFaultPlan(session, compiled).catch((err: unknown) => Promise.reject(asCallError(err)));
     },
     episode: (session) => stub.episode(checked(session)),

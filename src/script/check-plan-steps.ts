@@ -1,12 +1,18 @@
 import { nearestName } from "../shared/nearest-name.js";
-import type { CompiledFaultPlan, CompiledScript } from "./compiled-script.js";
+import type { CompiledFaultPlan } from "./compiled-script.js";
+
+/** What a plan's steps are checked against: a compiled script, or its name and step names (all a worker needs). */
+export interface ScriptSteps {
+  name: string;
+  lists: { has(step: string): boolean; keys(): Iterable<string> };
+}
 
 /**
  * The problems of a plan whose rules or chaos scope name steps the script does not have: such a
  * rule would never strike, and a crash test built on it would pass without testing anything.
  * Each problem is a path under the plan (`rules[2].at.step`) and a message with the nearest name.
  */
-export function checkPlanSteps(plan: CompiledFaultPlan, script: CompiledScript): { path: (string | number)[]; message: string; hint: string }[] {
+export function checkPlanSteps(plan: CompiledFaultPlan, script: ScriptSteps): { path: (string | number)[]; message: string; hint: string }[] {
   const steps = [...script.lists.keys()];
   const known = (step: string) => script.lists.has(step);
   const problem = (path: (string | number)[], step: string) => {

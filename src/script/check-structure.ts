@@ -26,19 +26,22 @@ function pushChildren<T>(stack: T[], node: unknown, wrap: (child: unknown) => T)
   }
 }
 
+/** The problem of a list or mapping at `offset` nested deeper than maxNestingDepth. */
+export function tooDeepAt(offset: number): StructureProblem {
+  return {
+    offset,
+    message: `lists and mappings nest deeper than ${maxNestingDepth} levels here`,
+    hint: "a script needs about 9 levels: flatten the data (tool call arguments can also be a JSON text)",
+  };
+}
+
 /** The first list or mapping nested deeper than maxNestingDepth, in file order. */
 export function findTooDeep(doc: Document): StructureProblem | undefined {
   const stack: { node: unknown; depth: number }[] = [{ node: doc.contents, depth: 0 }];
   while (stack.length > 0) {
     const { node, depth } = stack.pop()!;
     if (isCollection(node)) {
-      if (depth + 1 > maxNestingDepth) {
-        return {
-          offset: startOf(node),
-          message: `lists and mappings nest deeper than ${maxNestingDepth} levels here`,
-          hint: "a script needs about 9 levels: flatten the data (tool call arguments can also be a JSON text)",
-        };
-      }
+      if (depth + 1 > maxNestingDepth) return tooDeepAt(startOf(node));
       pushChildren(stack, node, (child) => ({ node: child, depth: depth + 1 }));
     } else if (isPair(node)) {
       pushChildren(stack, node, (child) => ({ node: child, depth }));
@@ -51,7 +54,9 @@ export function findTooDeep(doc: Document): StructureProblem | undefined {
  * Problems with the document's aliases (`*name`): more than maxAliases, one with no anchor
  * (`&name`) before it, one inside the value its anchor names, or all of them standing for more
  * than maxAliasedChars of script text together (counted the way they expand: an alias to a
- * value that holds aliases stands for those too). Anchors resolve as the yaml library resolves
+ * value that holds aliases stands for those too), or one whose value, put in its place, nests
+ * deeper than maxNestingDepth (a chain of aliases, each to a value 60 levels deep holding the
+ * one before, expands to thousands of levels that toJS and zod would recurse through). Anchors resolve as the yaml library resolves
  * them: the last node with that anchor before the alias.
  */
 export function checkAliases(doc: Document): StructureProblem[] {
@@ -60,13 +65,21 @@ export function checkAliases(doc: Document): StructureProblem[] {
   // What the aliases inside an anchored value add when it is expanded.
   const added = new Map<YamlNode, number>();
   const open: YamlNode[] = [];
+  // How many levels each closed collection holds, aliases expanded; and, per open one, its deepest child's.
+  const heights = new Map<YamlNode, number>();
+  const deepestChild: number[] = [];
+  const childHeight = (h: number) => {
+    if (deepestChild.length > 0) deepestChild[deepestChild.length - 1] = Math.max(deepestChild[deepestChild.length - 1]!, h);
+  };
   let aliases = 0;
   let expanded = 0;
   const stack: { node: unknown; exit?: true }[] = [{ node: doc.contents }];
   while (stack.length > 0) {
     const { node, exit } = stack.pop()!;
     if (exit) {
-      open.pop();
+      const height = 1 + deepestChild.pop()!;
+      heights.set(open.pop()!, height);
+      childHeight(height);
       continue;
     }
     if (isAlias(node)) {
@@ -84,6 +97,13 @@ export function checkAliases(doc: Document): StructureProblem[] {
         problems.push({ offset: startOf(node), message: `the alias *${name} is inside the value its anchor &${name} marks, so it would repeat itself forever`, hint: "an alias can repeat only a value that ends before it: move it out of that value" });
         continue;
       }
+      const height = heights.get(target) ?? 0;
+      if (open.length + height > maxNestingDepth) {
+        // The first says it: the aliases after it in a chain only repeat it.
+        problems.push({ ...tooDeepAt(startOf(node)), message: `the alias *${name} stands for lists and mappings ${height} levels deep, here ${open.length} levels down: ${open.length + height} levels, deeper than ${maxNestingDepth}` });
+        return problems;
+      }
+      childHeight(height);
       const weight = (target.range ? target.range[1] - target.range[0] : 0) + (added.get(target) ?? 0);
       expanded += weight;
       for (const o of open) added.set(o, (added.get(o) ?? 0) + weight);
@@ -105,6 +125,7 @@ export function checkAliases(doc: Document): StructureProblem[] {
     if (anchor) anchors.set(anchor, node as YamlNode);
     if (isCollection(node)) {
       open.push(node);
+      deepestChild.push(0);
       stack.push({ node, exit: true });
       pushChildren(stack, node, (child) => ({ node: child }));
     }

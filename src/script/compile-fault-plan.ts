@@ -121,14 +121,25 @@ function chaosOf(c: ChaosInput, path: Path, report: Report): CompiledChaos {
  * plan file, `["faults"]` for a script's section). `fallbackName` names a plan without `name:`.
  */
 export function compileFaultPlan(input: FaultPlanInput, at: Path, fallbackName: string, report: Report): CompiledFaultPlan {
+  const steps = compileFaultPlanInSteps(input, at, fallbackName, report);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** compileFaultPlan, pausing after each rule (as compileScriptInSteps does after each entry). */
+export function* compileFaultPlanInSteps(input: FaultPlanInput, at: Path, fallbackName: string, report: Report): Generator<void, CompiledFaultPlan> {
   if ((input.rules === undefined) === (input.chaos === undefined)) {
     report(at, input.rules === undefined ? "the plan has neither rules nor chaos: expected one of them" : "the plan has both rules and chaos: expected one of them", "write `rules:` with faults at chosen points, or `chaos:` with a seed and rates", input.rules === undefined ? undefined : { key: "chaos" });
   }
   const rules: CompiledFaultRule[] = [];
-  (input.rules ?? []).forEach((r, i) => {
-    const rule = ruleOf(r, i, [...at, "rules", i], report);
+  const inputRules = input.rules ?? [];
+  for (let i = 0; i < inputRules.length; i++) {
+    const rule = ruleOf(inputRules[i]!, i, [...at, "rules", i], report);
     if (rule) rules.push(rule);
-  });
+    yield;
+  }
   const chaos = input.chaos && input.rules === undefined ? chaosOf(input.chaos, [...at, "chaos"], report) : undefined;
   return { name: input.name ?? fallbackName, digest: createHash("sha256").update(canonicalJson(input)).digest("hex"), rules, chaos };
 }

@@ -4,31 +4,44 @@ import type { Chunking, CompiledEntry, CompiledList, CompiledScript, DeclaredMod
 import { compileChunking, compileLatency } from "./compile-latency.js";
 import { compileEntry } from "./compile-entry.js";
 import type { Report } from "./report.js";
-import { compileFaultPlan } from "./compile-fault-plan.js";
+import { compileFaultPlanInSteps } from "./compile-fault-plan.js";
 import { checkPlanSteps } from "./check-plan-steps.js";
 
-function compileList(
+function* compileList(
   list: ListInput,
   path: (string | number)[],
   key: string,
   label: string,
   defaults: { latency: { first: number; per: number }; chunking: Chunking; onExhausted: OnExhausted },
   report: Report,
-): CompiledList {
+): Generator<void, CompiledList> {
   const entries = Array.isArray(list) ? list : list.entries;
   const entriesPath = Array.isArray(list) ? path : [...path, "entries"];
   const onExhausted = (Array.isArray(list) ? undefined : list.on_exhausted) ?? defaults.onExhausted;
   const compiled: CompiledEntry[] = [];
-  entries.forEach((e, i) => {
-    const c = compileEntry(e, [...entriesPath, i], `${label}[${i}]`, defaults, report);
+  for (let i = 0; i < entries.length; i++) {
+    const c = compileEntry(entries[i]!, [...entriesPath, i], `${label}[${i}]`, defaults, report);
     if (c) compiled.push(c);
-  });
+    yield;
+  }
   if (entries.length === 0) report(entriesPath, "the list has no entries: expected at least one", "add an entry like `- reply: ...`, or remove the list");
   return { key, label, onExhausted, entries: compiled };
 }
 
 /** Compiles a validated script; semantic problems go to `report` at their paths. */
 export function compileScript(input: ScriptInput, source: string, report: Report): CompiledScript {
+  const steps = compileScriptInSteps(input, source, report);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * compileScript, pausing after each entry: the serving thread compiles a script the worker
+ * checked a few entries at a time, so that 1,500 regexes (about 100 ms) never hold its loop at once.
+ */
+export function* compileScriptInSteps(input: ScriptInput, source: string, report: Report): Generator<void, CompiledScript> {
   if (input.entries === undefined && input.steps === undefined) {
     report([], "the script has neither entries nor steps: expected at least one of them", "add `entries:` with a list of replies, or `steps:` with a list per step id");
   }
@@ -39,7 +52,7 @@ export function compileScript(input: ScriptInput, source: string, report: Report
     onExhausted: (d.on_exhausted ?? "fail") as OnExhausted,
   };
   const lists = new Map<string, CompiledList>();
-  if (input.entries !== undefined) lists.set("", compileList(input.entries, ["entries"], "", "entries", defaults, report));
+  if (input.entries !== undefined) lists.set("", yield* compileList(input.entries, ["entries"], "", "entries", defaults, report));
   for (const [step, list] of Object.entries(input.steps ?? {})) {
     if (!stepIdPattern.test(step)) {
       report(
@@ -49,7 +62,7 @@ export function compileScript(input: ScriptInput, source: string, report: Report
         { key: step },
       );
     }
-    lists.set(step, compileList(list, ["steps", step], step, `steps.${step}`, defaults, report));
+    lists.set(step, yield* compileList(list, ["steps", step], step, `steps.${step}`, defaults, report));
   }
   const models: DeclaredModel[] = (input.models ?? []).map((m) => ({
     id: m.id,
@@ -78,7 +91,7 @@ export function compileScript(input: ScriptInput, source: string, report: Report
     entryCount,
   };
   if (input.faults !== undefined) {
-    script.faults = compileFaultPlan(input.faults, ["faults"], script.name, report);
+    script.faults = yield* compileFaultPlanInSteps(input.faults, ["faults"], script.name, report);
     for (const p of checkPlanSteps(script.faults, script)) report(["faults", ...p.path], p.message, p.hint);
   }
   return script;

@@ -1,7 +1,6 @@
-import { open } from "node:fs/promises";
 import type { z } from "zod";
-import { isScalar, LineCounter, parseDocument } from "yaml";
-import { checkAliases, findTooDeep } from "./check-structure.js";
+import { isScalar, LineCounter } from "yaml";
+import { checkAliases, findTooDeep, tooDeepAt } from "./check-structure.js";
 import { compileScript } from "./compile-script.js";
 import type { Report } from "./report.js";
 import type { CompiledScript } from "./compiled-script.js";
@@ -11,7 +10,8 @@ import { explainZodIssues, type PathIssue } from "./explain-zod-issues.js";
 import { findJsonError } from "./find-json-error.js";
 import { locate, offsetOf, pathAt } from "./locate.js";
 import { ScriptError, type ScriptIssue } from "./script-error.js";
-import { maxScriptBytes } from "./script-limits.js";
+import { parseYamlBounded } from "./parse-yaml-bounded.js";
+import { readSourceFile, sizeIssue } from "./read-source-file.js";
 import { ScriptSchema, type ScriptInput } from "./script-schema.js";
 
 /** Formats a field path the way the errors print it: `steps.plan[2].reply`, `steps["a b"]`. */
@@ -27,22 +27,6 @@ export function formatPath(path: readonly (string | number)[]): string {
 
 /** Messages are printed one per line: a newline inside one (a key with a line break) is escaped. */
 const oneLine = (s: string) => s.replace(/\r?\n/g, "\\n");
-
-/**
- * The problem with a script too big to parse, or undefined; `bytes` is its size in UTF-8, or
- * undefined for "more than the limit" (a file that kept going past it).
- */
-function sizeIssue(bytes: number | undefined, file: string): ScriptIssue | undefined {
-  if (bytes !== undefined && bytes <= maxScriptBytes) return undefined;
-  return {
-    file,
-    line: 1,
-    column: 1,
-    path: "",
-    message: `the script is ${bytes ?? `more than ${maxScriptBytes}`} bytes; the most is ${maxScriptBytes} (${maxScriptBytes / 1024} KiB), so it was not parsed`,
-    hint: "split it into smaller scripts (each session loads its own with LoadScript): parsing takes about a second per MB, and every session waits while it runs",
-  };
-}
 
 // Characters YAML does not allow in a file (and JSON only escaped): a sign of a binary file.
 const controlCharacter = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/;
@@ -72,13 +56,28 @@ function controlIssue(text: string, file: string): ScriptIssue | undefined {
  * returns a whole compiled script or throws, and it throws nothing but a ScriptError.
  */
 export function loadScriptText(text: string, file: string): CompiledScript {
+  return onlyScriptErrors(file, "script", () => loadScript(text, file).script);
+}
+
+/**
+ * Checks a script text as loadScriptText does (every problem a ScriptError), and answers the
+ * validated input it compiled: plain data that crosses a worker's boundary, where a compiled
+ * script (it holds functions) cannot. compileCheckedScript turns it into the same script.
+ */
+export function checkScriptText(text: string, file: string): ScriptInput {
+  return onlyScriptErrors(file, "script", () => loadScript(text, file).input);
+}
+
+/** What `load` returns; any throw but a ScriptError becomes one, saying it is a bug. */
+export function onlyScriptErrors<T>(file: string, what: "script" | "fault plan", load: () => T): T {
   try {
-    return loadScript(text, file);
+    return load();
   } catch (err) {
-    if (err instanceof ScriptError) throw err;
+    // The shared reader says "script"; a plan's problems say what they are about.
+    if (err instanceof ScriptError) throw err.what === what ? err : new ScriptError(err.issues, what);
     // A stack trace helps no script author, and must not become a crash or an INTERNAL status.
     const why = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-    throw new ScriptError([{ file, line: 0, column: 0, path: "", message: `modelstub could not load the script: ${why}`, hint: "this is a bug in modelstub: please report it with the script" }]);
+    throw new ScriptError([{ file, line: 0, column: 0, path: "", message: `modelstub could not load the ${what}: ${why}`, hint: `this is a bug in modelstub: please report it with the ${what === "script" ? "script" : "plan"}` }], what);
   }
 }
 
@@ -116,8 +115,15 @@ export function validateText<S extends z.ZodType>(
     message: oneLine(message),
     ...(hint ? { hint: oneLine(hint) } : {}),
   });
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true });
-  // Before anything walks the document recursively (the JSON check, visit, toJS, zod).
+  // Too deep a text is refused while it is tokenized, before the composer recurses through it.
+  const parsed = parseYamlBounded(text, { lineCounter, uniqueKeys: true, strict: true });
+  if ("tooDeep" in parsed) {
+    const { message, hint } = tooDeepAt(parsed.tooDeep.offset);
+    throw new ScriptError([issue(parsed.tooDeep.offset, parsed.tooDeep.path, message, hint)]);
+  }
+  const doc = parsed.doc;
+  // Before anything walks the document recursively (the JSON check, visit, toJS, zod): a flow
+  // sequence's `a: b` items are mappings the parser's stack did not count.
   const deep = findTooDeep(doc);
   if (deep) throw new ScriptError([issue(deep.offset, pathAt(doc, deep.offset), deep.message, deep.hint)]);
   if (/\.json$/i.test(file) && text.trim() !== "") {
@@ -160,11 +166,11 @@ export function validateText<S extends z.ZodType>(
   const aliasProblems = checkAliases(doc);
   if (aliasProblems.length > 0) throw new ScriptError(sortIssues(aliasProblems.map((p) => issue(p.offset, pathAt(doc, p.offset), p.message, p.hint))));
   const input: unknown = doc.toJS({ maxAliasCount: -1 });
-  const parsed = schema.safeParse(input);
-  if (!parsed.success) {
-    throw new ScriptError(sortIssues(explainZodIssues(parsed.error.issues, input, schema).map(toIssue)));
+  const valid = schema.safeParse(input);
+  if (!valid.success) {
+    throw new ScriptError(sortIssues(explainZodIssues(valid.error.issues, input, schema).map(toIssue)));
   }
-  return { input: parsed.data, toIssue };
+  return { input: valid.data, toIssue };
 }
 
 /**
@@ -175,13 +181,13 @@ export function validatedScriptInput(text: string, file: string): ScriptInput {
   return validateScript(text, file).input;
 }
 
-function loadScript(text: string, file: string): CompiledScript {
+function loadScript(text: string, file: string): { script: CompiledScript; input: ScriptInput } {
   const { input, toIssue } = validateScript(text, file);
   const issues: ScriptIssue[] = [];
   const report: Report = (path, message, hint, where) => issues.push(toIssue({ path, message, ...(hint ? { hint } : {}), ...where }));
   const script = compileScript(input, file, report);
   if (issues.length > 0) throw new ScriptError(sortIssues(issues));
-  return script;
+  return { script, input };
 }
 
 export function sortIssues(issues: ScriptIssue[]): ScriptIssue[] {
@@ -189,39 +195,7 @@ export function sortIssues(issues: ScriptIssue[]): ScriptIssue[] {
   return issues.sort((a, b) => a.line - b.line || a.column - b.column);
 }
 
-/**
- * Reads at most maxScriptBytes of a file: a file too big is refused by its size, unread, and one
- * that keeps going past the limit (a pipe, /dev/zero, a file still growing) once it passes it.
- */
-async function readScriptFile(path: string): Promise<string> {
-  const file = await open(path, "r");
-  try {
-    const tooBig = sizeIssue((await file.stat()).size, path);
-    if (tooBig) throw new ScriptError([tooBig]);
-    const buffer = Buffer.alloc(maxScriptBytes + 1);
-    let length = 0;
-    for (;;) {
-      const { bytesRead } = await file.read(buffer, length, buffer.length - length, null);
-      if (bytesRead === 0) break;
-      length += bytesRead;
-      if (length > maxScriptBytes) throw new ScriptError([sizeIssue(undefined, path)!]);
-    }
-    return buffer.toString("utf8", 0, length);
-  } finally {
-    await file.close();
-  }
-}
-
-/** Reads a script or fault plan file as readScriptFile does; a missing or unreadable file is a ScriptError too. */
-export async function readSourceFile(path: string): Promise<string> {
-  try {
-    return await readScriptFile(path);
-  } catch (err) {
-    if (err instanceof ScriptError) throw err;
-    const reason = (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message;
-    throw new ScriptError([{ file: path, line: 0, column: 0, path: "", message: `cannot read the file: ${reason}`, hint: "check the path; a relative path starts from the current directory" }]);
-  }
-}
+export { readSourceFile };
 
 /** Loads a script file (YAML or JSON); a missing or unreadable file is a ScriptError too. */
 export async function loadScriptFile(path: string): Promise<CompiledScript> {

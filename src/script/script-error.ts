@@ -84,6 +84,11 @@ export class ScriptError extends Error {
   constructor(
     readonly issues: readonly ScriptIssue[],
     readonly what: "script" | "fault plan" = "script",
+    /**
+     * True when the text was refused for what compiling it cost (its time or memory budget,
+     * script-compiler.ts), not for a mistake in it: ControlService answers RESOURCE_EXHAUSTED.
+     */
+    readonly exhausted = false,
   ) {
     const lines = formatIssues(issues);
     super(`cannot load ${what} ${lines.length > 0 ? lines.join("\n") : "(no details)"}`);

@@ -11,6 +11,25 @@
  */
 export const maxScriptBytes = 512 * 1024;
 
+/**
+ * How long a serving process's compile worker may take over one script or fault plan (parsing,
+ * the schema, compiling): 10 s. Past it the worker is ended and the text refused
+ * (RESOURCE_EXHAUSTED); the largest valid script takes about a second, several on a busy machine.
+ */
+export const compileTimeBudgetMs = 10_000;
+
+/**
+ * The compile worker's heap (V8's old generation): 256 MiB. A script takes up to about 100
+ * times its size while it is parsed; past the budget the worker is ended and the text refused.
+ */
+export const compileHeapMb = 256;
+
+/**
+ * The most scripts and fault plans that may wait for the compile worker at once: 32. One worker
+ * compiles one text at a time; past this a load is refused (RESOURCE_EXHAUSTED) at once.
+ */
+export const maxCompilesWaiting = 32;
+
 /** How deep lists and mappings may nest (the script's own levels take about 9). */
 export const maxNestingDepth = 64;
 

@@ -45,7 +45,7 @@ describe("LoadScript with scripts that crashed the loader (over gRPC)", () => {
     const script = `entries:\n  - reply: "${"x".repeat(maxScriptBytes)}"\n`;
     const details = await refused(script, "big.yaml");
     expect(details).toBe(
-      `cannot load script big.yaml:1:1: the script is ${Buffer.byteLength(script)} bytes; the most is ${maxScriptBytes} (512 KiB), so it was not parsed (hint: split it into smaller scripts (each session loads its own with LoadScript): parsing takes about a second per MB, and every session waits while it runs)`,
+      `cannot load script big.yaml:1:1: the script is ${Buffer.byteLength(script)} bytes; the most is ${maxScriptBytes} (512 KiB), so it was not parsed (hint: split it into smaller scripts (each session loads its own with LoadScript): parsing takes about a second per MB)`,
     );
   });
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { maxScriptBytes } from "../../src/script/script-limits.js";
 import { runCli } from "../support/run-cli.js";
-import { aliasBomb, binary, deepJson, fixtures, manyMistakes } from "./script-limits-fixture.js";
+import { aliasBomb, binary, deepBrackets, deepJson, fixtures, manyMistakes } from "./script-limits-fixture.js";
 
 // Issue 12, the script side, through `modelstub validate`: see script-limits-fixture.ts.
 
@@ -14,6 +14,8 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "modelstub-limits-"));
   writeFileSync(join(dir, "deep.json"), deepJson(5000));
   writeFileSync(join(dir, "binary.yaml"), binary(20_000));
+  writeFileSync(join(dir, "deep-brackets.yaml"), deepBrackets(250_000));
+  writeFileSync(join(dir, "deep-plan.yaml"), deepBrackets(2000, "rules: "));
   writeFileSync(join(dir, "mistakes.yaml"), manyMistakes(500));
   writeFileSync(join(dir, "backtracking.yaml"), "entries:\n  - match: { regex: '^(a+)+$' }\n    reply: only a's\n");
   // 50 MB that take no disk: the loader must refuse it by its size, without reading it.
@@ -24,7 +26,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** No crash: no exit 70, no "internal error", no stack frame. */
 function expectNoCrash(stderr: string): void {
-  expect(stderr).not.toMatch(/internal error|\n\s+at |RangeError|ReferenceError/);
+  expect(stderr).not.toMatch(/internal error|\n\s+at |RangeError|ReferenceError|FATAL ERROR/);
 }
 
 describe("modelstub validate on scripts that crashed it", () => {
@@ -53,6 +55,29 @@ describe("modelstub validate on scripts that crashed it", () => {
     expect(r.stderr.split("\n")).toHaveLength(2);
   });
 
+  // Issue 27: it aborted (exit 134, "RegExpCompiler Allocation failed") deep in yaml's composer.
+  it("refuses 250,000 brackets (488 KB) at the 65th, each time, exiting 1, and so does session load, sending nothing", async () => {
+    const file = join(dir, "deep-brackets.yaml");
+    // Twice: the second aborted the process, as the third LoadScript aborted a server.
+    const r = await runCli(["validate", file, file]);
+    expectNoCrash(r.stderr);
+    expect(r.code).toBe(1);
+    const line = `${file}:1:65: ${"[0]".repeat(64)}: lists and mappings nest deeper than 64 levels here (hint: a script needs about 9 levels: flatten the data (tool call arguments can also be a JSON text))\n`;
+    expect(r.stderr).toBe(line + line);
+    // `session load` checks the file as validate does before it connects: the port is never dialled.
+    const load = await runCli(["session", "load", "s", file, "--addr", "127.0.0.1:9"]);
+    expect(load.code).toBe(1);
+    expect(load.stderr).toBe(line);
+  });
+
+  it("refuses a fault plan of 2,000 brackets in `session faults`, before sending it", async () => {
+    const file = join(dir, "deep-plan.yaml");
+    const r = await runCli(["session", "faults", "s", file, "--addr", "127.0.0.1:9"]);
+    expectNoCrash(r.stderr);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/deep-plan\.yaml:1:71: rules(\[0\]){63}: lists and mappings nest deeper than 64 levels here \(hint: /);
+  });
+
   it("refuses a binary file with one line naming its first control character", async () => {
     const r = await runCli(["validate", join(dir, "binary.yaml")]);
     expectNoCrash(r.stderr);
@@ -67,7 +92,7 @@ describe("modelstub validate on scripts that crashed it", () => {
     expectNoCrash(r.stderr);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(
-      `${file}:1:1: the script is 52428800 bytes; the most is ${maxScriptBytes} (512 KiB), so it was not parsed (hint: split it into smaller scripts (each session loads its own with LoadScript): parsing takes about a second per MB, and every session waits while it runs)\n`,
+      `${file}:1:1: the script is 52428800 bytes; the most is ${maxScriptBytes} (512 KiB), so it was not parsed (hint: split it into smaller scripts (each session loads its own with LoadScript): parsing takes about a second per MB)\n`,
     );
   });
 

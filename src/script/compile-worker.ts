@@ -1,0 +1,37 @@
+import { parentPort } from "node:worker_threads";
+import { checkFaultPlanText } from "./load-fault-plan.js";
+import { checkScriptText } from "./load-script.js";
+import { ScriptError, type ScriptIssue } from "./script-error.js";
+import type { FaultPlanInput } from "./fault-plan-schema.js";
+import type { ScriptInput } from "./script-schema.js";
+
+/*
+ * The compile worker's thread (script-compiler.ts starts it with a heap limit and ends it past a
+ * time budget): every check of a script or fault plan text runs here, off the serving loop. It
+ * answers the validated input, plain data that the serving thread compiles again (compiled
+ * scripts hold functions, which cannot be posted), or the problems found.
+ */
+
+/** One text to check: a script, or a fault plan (checked against a script's step names when given). */
+export type CompileJob =
+  | { id: number; kind: "script"; text: string; file: string }
+  | { id: number; kind: "plan"; text: string; file: string; script?: { name: string; steps: string[] } };
+
+/** The worker's answer: the validated input, or the problems of the text. */
+export type CompileAnswer =
+  | { id: number; input: ScriptInput | FaultPlanInput }
+  | { id: number; issues: ScriptIssue[]; what: "script" | "fault plan" };
+
+function check(job: CompileJob): CompileAnswer {
+  try {
+    if (job.kind === "script") return { id: job.id, input: checkScriptText(job.text, job.file) };
+    const script = job.script && { name: job.script.name, lists: new Set(job.script.steps) };
+    return { id: job.id, input: checkFaultPlanText(job.text, job.file, script) };
+  } catch (err) {
+    // check*Text throw nothing but a ScriptError.
+    const e = err as ScriptError;
+    return { id: job.id, issues: [...e.issues], what: e.what };
+  }
+}
+
+parentPort?.on("message", (job: CompileJob) => parentPort!.postMessage(check(job)));
