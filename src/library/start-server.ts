@@ -15,6 +15,7 @@ import { acceptRequestInit, type ModelPort } from "./model-port.js";
 import { compileFile, compileSource, type ScriptSource } from "./script-source.js";
 import { createStubControl, type StubControl } from "./stub-control.js";
 import { waitDrained } from "../engine/wait-drained.js";
+import { drainThenCutOff, statusFlushMs } from "../engine/drain-then-cut-off.js";
 
 /** What startServer() serves, and where. Every field is optional. */
 export interface StartServerOptions {
@@ -160,11 +161,10 @@ export async function startServer(options: StartServerOptions = {}): Promise<Stu
     // The order of `modelstub serve`'s shutdown: health says NOT_SERVING, new calls are
     // refused, calls in flight get the grace period, then the episodes are written.
     grpc.health.set("NOT_SERVING");
-    stub.drain();
-    const { leftMs } = await waitDrained(stub, graceMs);
+    const { leftMs } = await drainThenCutOff(stub, graceMs);
+    // The rest of the grace lets finished calls' answers and cut calls' statuses reach their clients (see serve.ts).
+    await Promise.all([grpc.close(Math.max(leftMs, statusFlushMs)), http?.close(Math.max(leftMs, statusFlushMs))]);
     for (const c of clients) c.close();
-    // The rest of the grace lets finished calls' answers reach their clients (see serve.ts).
-    await Promise.all([grpc.close(leftMs), http?.close(0)]);
     await waitDrained(stub, 1000);
     // Episodes closed by a reset are queued first, so each session's file ends with its last one.
     await stub.closing();
