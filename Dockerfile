@@ -74,10 +74,11 @@ EXPOSE 50051 8080
 # MODELSTUB_SCRIPT the built-in default script is served. Episodes are written to /episodes at
 # shutdown (the one folder the `node` user owns): mount a folder writable by uid 1000 there.
 ENV MODELSTUB_RECORD_DIR=/episodes
-# Shutdown grace under `docker stop`'s 10 s: calls still running at 5 s are cut off and every
-# episode is written before the engine's SIGKILL (give `docker stop -t` more to raise it).
-# Node is PID 1 and handles SIGTERM itself (no init needed: modelstub starts no children).
-ENV MODELSTUB_GRACE=5s
+# Shutdown grace under `docker stop`'s 10 s: calls still running at 3 s are cut off (UNAVAILABLE),
+# and the 7 s left are for writing every episode before the engine's SIGKILL: 1,000 sessions
+# stopped in 5.3 s in all on a loaded 2-core CI machine (docs/container.md). Give `docker stop -t` more to
+# raise it. Node is PID 1 and handles SIGTERM itself (no init needed: modelstub starts no children).
+ENV MODELSTUB_GRACE=3s
 STOPSIGNAL SIGTERM
 USER node
 WORKDIR /app

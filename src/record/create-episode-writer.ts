@@ -13,16 +13,37 @@ export interface EpisodeWriter {
 }
 
 /**
+ * How many episodes are written at once, across sessions. A shutdown hands over every session's
+ * episode together: started all at once, a thousand writes share the disk and the thread pool
+ * and all finish near the end, so a SIGKILL before then finds none written; taken a few at a
+ * time, they finish one after another, and a kill finds all but the last few written.
+ */
+export const maxWritesAtOnce = 8;
+
+/**
  * An EpisodeWriter over `dir`. Writes of one session run one after another in the order they
  * were queued, so the file always ends up holding the episode queued last, whatever the size
  * of each; writes of different sessions run side by side.
  */
-export function createEpisodeWriter(dir: string): EpisodeWriter {
+export function createEpisodeWriter(dir: string, maxWrites = maxWritesAtOnce): EpisodeWriter {
   const tails = new Map<string, Promise<unknown>>();
+  let writing = 0;
+  const waiting: (() => void)[] = [];
+  /** Runs `write` once fewer than `maxWrites` writes run; the others wait their turn, in order. */
+  const inTurn = async <T>(write: () => Promise<T>): Promise<T> => {
+    if (writing >= maxWrites) await new Promise<void>((resolve) => waiting.push(resolve));
+    writing++;
+    try {
+      return await write();
+    } finally {
+      writing--;
+      waiting.shift()?.();
+    }
+  };
   return {
     write(episode) {
       const session = episode.session;
-      const written = (tails.get(session) ?? Promise.resolve()).then(() => writeEpisodeFile(dir, episode));
+      const written = (tails.get(session) ?? Promise.resolve()).then(() => inTurn(() => writeEpisodeFile(dir, episode)));
       const tail = written.then(
         () => undefined,
         () => undefined,

@@ -1,6 +1,6 @@
 import { toBinary, toJsonString } from "@bufbuild/protobuf";
 import { randomBytes } from "node:crypto";
-import { link, lstat, mkdir, open, readlink, rename, rmdir, symlink, unlink } from "node:fs/promises";
+import { link, lstat, mkdir, open, readlink, realpath, rename, rmdir, symlink, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { EpisodeSchema, type Episode } from "../../gen/modelstub/v1/episode_pb.js";
 
@@ -68,8 +68,25 @@ async function entryAt(path: string): Promise<{ kind: "link"; target: string } |
   return { kind: "file" };
 }
 
-/** Makes `path` a link to `target` in one rename, whatever was there. */
+/**
+ * Makes `path` a link to `target`: made in place when nothing is there (one call, the usual case
+ * for a session's first episode), else renamed over what is there, in one step either way.
+ */
 async function placeLink(store: string, session: string, path: string, target: string): Promise<void> {
+  if (await makeLink(target, path)) return;
+  await replaceLink(store, session, path, target);
+}
+
+/** Makes `path` a link to `target` when nothing is there; false when something is. */
+function makeLink(target: string, path: string): Promise<boolean> {
+  return symlink(target, path).then(
+    () => true,
+    (err: NodeJS.ErrnoException) => (err.code === "EEXIST" ? false : Promise.reject(err)),
+  );
+}
+
+/** Renames a new link to `target` over what is at `path`. */
+async function replaceLink(store: string, session: string, path: string, target: string): Promise<void> {
   const tmp = join(store, `${session}@${uniqueSuffix()}.link`);
   await symlink(target, tmp);
   try {
@@ -89,12 +106,23 @@ async function placeLink(store: string, session: string, path: string, target: s
  */
 async function linkNames(dir: string, store: string, session: string): Promise<void> {
   const names = extensions.map((ext) => ({ ext, path: join(dir, `${session}.episode.${ext}`), target: `${storeDirName}/${session}/${session}.episode.${ext}` }));
-  const found = await Promise.all(names.map((n) => entryAt(n.path)));
+  // The usual cases in as few calls as can be: both names made now (a session's first episode
+  // here), or both already links (a later one).
+  const made = await Promise.all(names.map((n) => makeLink(n.target, n.path)));
+  if (made.every(Boolean)) return;
+  const found = await Promise.all(names.map((n, i) => (made[i] ? ({ kind: "link", target: n.target } as const) : entryAt(n.path))));
   if (found.every((f, i) => f.kind === "link" && f.target === names[i]!.target)) return;
   if (found.some((f) => f.kind === "file")) {
     const adopted = `${session}@${uniqueSuffix()}`;
     await mkdir(join(store, adopted));
-    await Promise.all(names.map((n, i) => (found[i]!.kind === "file" ? link(n.path, join(store, adopted, `${session}.episode.${n.ext}`)) : undefined)));
+    // Same bytes under the new folder: a plain file as it is, a name that is already a link as
+    // the file it leads to (link() would link the link itself).
+    await Promise.all(
+      names.map(async (n, i) => {
+        const from = found[i]!.kind === "file" ? n.path : await realpath(n.path).catch(() => undefined);
+        if (from) await link(from, join(store, adopted, `${session}.episode.${n.ext}`));
+      }),
+    );
     await placeLink(store, session, join(store, session), adopted);
   }
   for (const [i, n] of names.entries()) {
@@ -119,9 +147,14 @@ async function removeFolder(folder: string, session: string): Promise<void> {
 export async function writeEpisodeFile(dir: string, episode: Episode): Promise<string> {
   const session = episode.session;
   const store = join(dir, storeDirName);
-  await mkdir(store, { recursive: true });
   const folder = `${session}@${uniqueSuffix()}`;
-  await mkdir(join(store, folder));
+  // The store is made by the first write (and again should someone remove it): one call less
+  // per episode, which counts when a shutdown writes a thousand.
+  await mkdir(join(store, folder)).catch(async (err: NodeJS.ErrnoException) => {
+    if (err.code !== "ENOENT") throw err;
+    await mkdir(store, { recursive: true });
+    await mkdir(join(store, folder));
+  });
   try {
     await Promise.all([
       writeFlushed(join(store, folder, `${session}.episode.binpb`), toBinary(EpisodeSchema, episode)),
@@ -132,10 +165,13 @@ export async function writeEpisodeFile(dir: string, episode: Episode): Promise<s
     await removeFolder(join(store, folder), session);
     throw err;
   }
-  const current = join(store, session);
-  const previous = await readlink(current).catch(() => undefined);
   // The one step that changes the episode on disk: both files at once.
-  await placeLink(store, session, current, folder);
+  const current = join(store, session);
+  let previous: string | undefined;
+  if (!(await makeLink(folder, current))) {
+    previous = await readlink(current).catch(() => undefined);
+    await replaceLink(store, session, current, folder);
+  }
   if (previous && previous !== folder && storeEntryPattern.test(previous)) await removeFolder(join(store, previous), session);
   return join(dir, `${session}.episode.binpb`);
 }
