@@ -91,6 +91,30 @@ describe("a call cut off by the shutdown's grace period", () => {
     }
     expect(s.output().stderr).toContain(`"msg":"calls cut off","calls":${channels * (unaryPerChannel + streamsPerChannel)},"code":"UNAVAILABLE"`);
   });
+
+  it("is answered over HTTP with 503 and the same message, a stream and a whole reply alike (before: the socket closed)", async () => {
+    const script = join(dir, "cut-off-http.yaml");
+    await writeFile(script, "steps:\n  hang: [ { hang: true, repeat: true } ]\n");
+    const recordDir = join(dir, "episodes-http");
+    const s = await startServeProcess(["--script", script, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--record-dir", recordDir, "--grace", "200ms"]);
+    const http = /HTTP listening on (\S+)/.exec(s.output().stderr)![1]!;
+    const call = (stream: boolean) =>
+      fetch(`${http}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-modelstub-session": "h", "x-modelstub-step": "hang" },
+        body: JSON.stringify({ model: "m", stream, messages: [{ role: "user", content: "x" }] }),
+      }).then(async (r) => [r.status, ((await r.json()) as { error?: { message?: string } }).error?.message], (e: Error) => ["failed", e.message]);
+    const answers = [call(false), call(true)];
+    await untilRunning(s.address, "h", 2);
+    s.child.kill("SIGTERM");
+    expect(await Promise.all(answers)).toEqual([
+      [503, shutdownStatus.message],
+      [503, shutdownStatus.message],
+    ]);
+    expect(await s.exit).toBe(0);
+    const episode = fromBinary(EpisodeSchema, await readFile(join(recordDir, "h.episode.binpb")));
+    expect(episode.calls.map((c) => [Outcome[c.outcome], c.status?.code, c.status?.message])).toEqual(Array(2).fill(["CANCELLED", Code.UNAVAILABLE, shutdownStatus.message]));
+  });
 });
 
 function countBy(values: string[]): Record<string, number> {
