@@ -257,7 +257,7 @@ async function stopUnderLoad() {
   chmodSync(join(load, "episodes"), 0o777);
   writeFileSync(join(load, "scripts", "hang.yaml"), "entries:\n  - hang: true\n    repeat: true\n");
   const port = await freePort();
-  const started = podman(["run", "-d", "--name", LOAD_NAME, "--network=host", "-v", `${load}/scripts:/scripts:ro`, "-v", `${load}/episodes:/episodes`, "-e", "MODELSTUB_SCRIPT=/scripts/hang.yaml", "-e", `MODELSTUB_GRPC=127.0.0.1:${port}`, "-e", "MODELSTUB_HTTP=", "-e", "MODELSTUB_LOG_LEVEL=warn", IMAGE]);
+  const started = podman(["run", "-d", "--name", LOAD_NAME, "--network=host", "-v", `${load}/scripts:/scripts:ro`, "-v", `${load}/episodes:/episodes`, "-e", "MODELSTUB_SCRIPT=/scripts/hang.yaml", "-e", `MODELSTUB_GRPC=127.0.0.1:${port}`, "-e", "MODELSTUB_HTTP=", "-e", "MODELSTUB_LOG_LEVEL=info", IMAGE]);
   if (!check(started.status === 0, "stop under load: the image starts on its defaults with a hanging script", started.stderr)) return;
   let healthy = false;
   for (let i = 0; i < 60 && !healthy; i++) {
@@ -288,7 +288,8 @@ async function stopUnderLoad() {
   const stopSeconds = Number(seconds(t0));
   const [state] = JSON.parse(podman(["inspect", LOAD_NAME]).stdout).map((c) => c.State);
   const logs = ((l) => l.stdout + l.stderr)(podman(["logs", LOAD_NAME]));
-  console.log(`stop under load: podman stop took ${stopSeconds} s with ${graceEnv}: ${(10 - stopSeconds).toFixed(1)} s before the SIGKILL`);
+  const stopped = /\{[^\n]*"msg":"stopped"[^\n]*\}/.exec(logs)?.[0] ?? "(no stopped line)";
+  console.log(`stop under load: podman stop took ${stopSeconds} s with ${graceEnv}: ${(10 - stopSeconds).toFixed(1)} s before the SIGKILL; the server's last line: ${stopped}`);
   check(stop.status === 0 && state.ExitCode === 0, `stop under load: exit code 0 after ${stopSeconds} s, not SIGKILLed (137)`, `stop exit ${stop.status}, container exit ${state.ExitCode}\n${logs.split("\n").slice(-8).join("\n")}`);
   // The margin: the drain takes the grace, and cutting off and writing 1,000 episodes at most half
   // of what docker leaves after it. A machine slower than that needs a shorter grace (docs/container.md).

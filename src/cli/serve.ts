@@ -126,6 +126,9 @@ export async function serve(argv: string[]): Promise<number> {
     // get the grace period; what is still running then is cut off (and recorded as such).
     logger.info("shutting down", { signal, in_flight: stub.inFlight(), grace_ms: graceMs });
     grpc.health.set("NOT_SERVING");
+    // While calls finish, the files of the episodes about to be written are readied: what is
+    // left to do after the grace is then the least it can be (write-episode-file.ts).
+    recorder.prepare(stub.sessions().filter((s) => s.calls > 0 || s.running > 0).map((s) => s.name));
     // Calls still running when the grace is over end with one status, written before the
     // connections close (drain-then-cut-off.ts says why).
     const { finished, leftMs, cutOff } = await drainThenCutOff(stub, graceMs, () =>
@@ -139,10 +142,17 @@ export async function serve(argv: string[]): Promise<number> {
     // Episodes closed by a reset are queued first, so each session's file ends with its last one.
     await stub.closing();
     // A failed write is logged and counted by the recorder; shutdown goes on, and exits 1 below.
-    for (const e of stub.episodes()) if (e.calls.length > 0) void recorder.record(e, "shutdown").catch(() => undefined);
+    const writing = Date.now();
+    let written = 0;
+    for (const e of stub.episodes()) {
+      if (e.calls.length === 0) continue;
+      written++;
+      void recorder.record(e, "shutdown").catch(() => undefined);
+    }
     await recorder.settled();
     const failed = recorder.failures();
-    logger.info("stopped", failed > 0 ? { failed_writes: failed } : {});
+    // How long the writes took: what an orchestrator's stop timeout must leave after the grace.
+    logger.info("stopped", { episodes_written: written - failed, write_ms: Date.now() - writing, ...(failed > 0 ? { failed_writes: failed } : {}) });
     logger.flush();
     if (failed > 0) {
       // Episodes were lost: a supervisor or CI job must not take this run for a clean one.

@@ -161,6 +161,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Stu
     // The order of `modelstub serve`'s shutdown: health says NOT_SERVING, new calls are
     // refused, calls in flight get the grace period, then the episodes are written.
     grpc.health.set("NOT_SERVING");
+    recorder.prepare(stub.sessions().filter((s) => s.calls > 0 || s.running > 0).map((s) => s.name));
     const { leftMs } = await drainThenCutOff(stub, graceMs);
     // The rest of the grace lets finished calls' answers and cut calls' statuses reach their clients (see serve.ts).
     await Promise.all([grpc.close(Math.max(leftMs, statusFlushMs)), http?.close(Math.max(leftMs, statusFlushMs))]);

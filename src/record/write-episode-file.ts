@@ -106,11 +106,9 @@ async function replaceLink(store: string, session: string, path: string, target:
  */
 async function linkNames(dir: string, store: string, session: string): Promise<void> {
   const names = extensions.map((ext) => ({ ext, path: join(dir, `${session}.episode.${ext}`), target: `${storeDirName}/${session}/${session}.episode.${ext}` }));
-  // The usual cases in as few calls as can be: both names made now (a session's first episode
-  // here), or both already links (a later one).
-  const made = await Promise.all(names.map((n) => makeLink(n.target, n.path)));
-  if (made.every(Boolean)) return;
-  const found = await Promise.all(names.map((n, i) => (made[i] ? ({ kind: "link", target: n.target } as const) : entryAt(n.path))));
+  // Looked at first (cheap calls), made only when missing: a symbolic link is one of the slower
+  // calls on a busy disk, and a session's names are made once.
+  const found = await Promise.all(names.map((n) => entryAt(n.path)));
   if (found.every((f, i) => f.kind === "link" && f.target === names[i]!.target)) return;
   if (found.some((f) => f.kind === "file")) {
     const adopted = `${session}@${uniqueSuffix()}`;
@@ -125,10 +123,25 @@ async function linkNames(dir: string, store: string, session: string): Promise<v
     );
     await placeLink(store, session, join(store, session), adopted);
   }
-  for (const [i, n] of names.entries()) {
-    const f = found[i]!;
-    if (!(f.kind === "link" && f.target === n.target)) await placeLink(store, session, n.path, n.target);
-  }
+  await Promise.all(names.map((n, i) => (found[i]!.kind === "link" && (found[i] as { target: string }).target === n.target ? undefined : placeLink(store, session, n.path, n.target))));
+}
+
+/**
+ * Readies the next write of `session` into `dir` ahead of time: the names `<session>.episode.binpb`
+ * and `.json` made links (dangling together until the first pair is written: no episode), the
+ * folder the pair will go into, and the link naming it, not yet renamed. A shutdown does this
+ * for every session while calls finish, so that what is left after the grace is writing two
+ * files and one rename per episode (a symbolic link is one of the slower calls on a busy disk).
+ * Resolves with the folder's name, for writeEpisodeFile.
+ */
+export async function prepareEpisodeWrite(dir: string, session: string): Promise<string> {
+  const store = join(dir, storeDirName);
+  await mkdir(store, { recursive: true });
+  await linkNames(dir, store, session);
+  const folder = `${session}@${uniqueSuffix()}`;
+  await mkdir(join(store, folder));
+  await symlink(folder, join(store, `${folder}.link`));
+  return folder;
 }
 
 /** Removes an episode's folder that no link names any more (its two files, then itself). */
@@ -142,19 +155,22 @@ async function removeFolder(folder: string, session: string): Promise<void> {
  * (readable) into `dir` as one pair (see the layout above): a reader, or a crash at any instant,
  * finds both from the same episode. Session names are restricted to file-safe characters, so
  * the name is used as it is. Two calls for one session may finish in either order:
- * createEpisodeWriter queues them. Resolves with the `.binpb` path.
+ * createEpisodeWriter queues them. `prepared`: the folder prepareEpisodeWrite made for this
+ * write. Resolves with the `.binpb` path.
  */
-export async function writeEpisodeFile(dir: string, episode: Episode): Promise<string> {
+export async function writeEpisodeFile(dir: string, episode: Episode, prepared?: string): Promise<string> {
   const session = episode.session;
   const store = join(dir, storeDirName);
-  const folder = `${session}@${uniqueSuffix()}`;
+  const folder = prepared ?? `${session}@${uniqueSuffix()}`;
   // The store is made by the first write (and again should someone remove it): one call less
   // per episode, which counts when a shutdown writes a thousand.
-  await mkdir(join(store, folder)).catch(async (err: NodeJS.ErrnoException) => {
-    if (err.code !== "ENOENT") throw err;
-    await mkdir(store, { recursive: true });
-    await mkdir(join(store, folder));
-  });
+  if (!prepared) {
+    await mkdir(join(store, folder)).catch(async (err: NodeJS.ErrnoException) => {
+      if (err.code !== "ENOENT") throw err;
+      await mkdir(store, { recursive: true });
+      await mkdir(join(store, folder));
+    });
+  }
   try {
     await Promise.all([
       writeFlushed(join(store, folder, `${session}.episode.binpb`), toBinary(EpisodeSchema, episode)),
@@ -163,12 +179,16 @@ export async function writeEpisodeFile(dir: string, episode: Episode): Promise<s
     await linkNames(dir, store, session);
   } catch (err) {
     await removeFolder(join(store, folder), session);
+    if (prepared) await unlink(join(store, `${folder}.link`)).catch(() => undefined);
     throw err;
   }
   // The one step that changes the episode on disk: both files at once.
   const current = join(store, session);
   let previous: string | undefined;
-  if (!(await makeLink(folder, current))) {
+  if (prepared) {
+    previous = await readlink(current).catch(() => undefined);
+    await rename(join(store, `${folder}.link`), current);
+  } else if (!(await makeLink(folder, current))) {
     previous = await readlink(current).catch(() => undefined);
     await replaceLink(store, session, current, folder);
   }
