@@ -76,8 +76,8 @@ EXPOSE 50051 8080
 ENV MODELSTUB_RECORD_DIR=/episodes
 # Shutdown grace under `docker stop`'s 10 s: calls still running at 3 s are cut off (UNAVAILABLE),
 # and the 7 s left are for writing every episode before the engine's SIGKILL: with 1,000
-# sessions CI's stop took 5.3-8.4 s on a loaded 2-core machine, and with a 5 s grace it was
-# SIGKILLed (docs/container.md, "Stopping"). For a longer grace raise `docker stop -t` as much.
+# sessions, each with a call in flight, CI's stop took 4.9-6.3 s on a loaded 2-core machine
+# (docs/container.md, "Stopping"). For a longer grace raise `docker stop -t` as much.
 # Node is PID 1 and handles SIGTERM itself (no init needed: modelstub starts no children).
 ENV MODELSTUB_GRACE=3s
 STOPSIGNAL SIGTERM
