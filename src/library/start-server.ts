@@ -75,7 +75,8 @@ export interface StubServer {
   inProcess(): ModelPort;
   /**
    * Shuts down gracefully, as `modelstub serve` on SIGTERM: new calls are refused, calls in
-   * flight get `graceMs` (default 5,000) and are then cut off, every episode with calls is
+   * flight get `graceMs` (default 5,000) and are then cut off (`UNAVAILABLE`, recorded so in
+   * their episodes), every episode with calls is
    * written to `recordDir`, and the ports from client() are closed. Rejects when an episode
    * could not be written. Calling it again returns the same promise.
    */
