@@ -74,10 +74,12 @@ EXPOSE 50051 8080
 # MODELSTUB_SCRIPT the built-in default script is served. Episodes are written to /episodes at
 # shutdown (the one folder the `node` user owns): mount a folder writable by uid 1000 there.
 ENV MODELSTUB_RECORD_DIR=/episodes
-# Shutdown grace under `docker stop`'s 10 s: calls still running at 5 s are cut off and every
-# episode is written before the engine's SIGKILL (give `docker stop -t` more to raise it).
+# Shutdown grace under `docker stop`'s 10 s: calls still running at 3 s are cut off (UNAVAILABLE),
+# and the 7 s left are for writing every episode before the engine's SIGKILL: with 1,000
+# sessions, each with a call in flight, CI's stop took 4.9-6.3 s on a loaded 2-core machine
+# (docs/container.md, "Stopping"). For a longer grace raise `docker stop -t` as much.
 # Node is PID 1 and handles SIGTERM itself (no init needed: modelstub starts no children).
-ENV MODELSTUB_GRACE=5s
+ENV MODELSTUB_GRACE=3s
 STOPSIGNAL SIGTERM
 USER node
 WORKDIR /app

@@ -22,26 +22,35 @@
 //    HTTP chat completion from the host; GetEpisode.
 // 5. `podman stop`: exit code 0 before the stop timeout (a graceful drain, not a SIGKILL), and the
 //    episode files on the host mount whole and byte-equal to what GetEpisode returned.
-// 6. Cleans up by name (container, image; the cached base stays) and checks the host's links,
+// 6. Stop under load (issue 28): a second container on the image's defaults (MODELSTUB_GRACE
+//    included) with 1,000 sessions, each with a call hanging in flight over 8 connections;
+//    `podman stop -t 10`: exit code 0, not 137, the time it took and its margin under the 10 s,
+//    every client's status UNAVAILABLE (the shutdown's), and on the host mount 1,000 whole pairs
+//    of .binpb and .json that agree, each recording that status, and no leftover of a write.
+// 7. Cleans up by name (containers, image; the cached base stays) and checks the host's links,
 //    iptables rules and ip_forward are as they were.
 // Ends with "N passed, N failed". CONTAINER_CONTEXT=DIR builds another tree (to try a broken copy).
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { create } from "@bufbuild/protobuf";
+import { create, fromBinary, fromJsonString, toBinary } from "@bufbuild/protobuf";
+import { credentials, makeGenericClientConstructor, Metadata } from "@grpc/grpc-js";
 import { parse as parseYaml } from "yaml";
 
 const repo = resolve(dirname(new URL(import.meta.url).pathname), "../..");
 const context = resolve(process.env.CONTAINER_CONTEXT ?? repo);
 const { createGrpcPort } = await import(join(repo, "dist/src/port/grpc-port.js"));
 const { createControlClient } = await import(join(repo, "dist/src/port/control-client.js"));
-const { GenerateRequestSchema, MessageSchema, Role } = await import(join(repo, "dist/gen/modelstub/v1/model_pb.js"));
+const { GenerateRequestSchema, MessageSchema, ModelService, Role } = await import(join(repo, "dist/gen/modelstub/v1/model_pb.js"));
+const { EpisodeSchema } = await import(join(repo, "dist/gen/modelstub/v1/episode_pb.js"));
+const { serviceDefinition } = await import(join(repo, "dist/src/grpc/service-definition.js"));
 
 const base = process.argv[2] ?? fail0("usage: check.mjs BASE_IMAGE");
 const IMAGE = "localhost/modelstub-ci-check:latest";
 const NAME = "modelstub-ci-check";
+const LOAD_NAME = "modelstub-ci-check-load";
 // The docs block this check runs; docs/container.md puts this exact comment before it.
 const RUN_MARKER = "<!-- not run: the container step (.ci/run.d/30-container.sh) runs this same command -->";
 const TOKEN_HEADER = (t) => ({ authorization: `Bearer ${t}` });
@@ -74,6 +83,7 @@ const netState = () =>
     .join("\n");
 const cleanup = () => {
   podman(["rm", "-f", "-t", "0", NAME]);
+  podman(["rm", "-f", "-t", "0", LOAD_NAME]);
   podman(["rmi", "-f", IMAGE]);
 };
 const finish = () => {
@@ -111,6 +121,7 @@ try {
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 }
 check(podman(["container", "exists", NAME]).status !== 0, `container ${NAME} removed`);
+check(podman(["container", "exists", LOAD_NAME]).status !== 0, `container ${LOAD_NAME} removed`);
 check(podman(["image", "exists", IMAGE]).status !== 0, `image ${IMAGE} removed`);
 const net1 = netState();
 check(net1 === net0, "the host's links, iptables rules and ip_forward are unchanged", `before:\n${net0}\nafter:\n${net1}`);
@@ -211,7 +222,13 @@ set -e
   check(/"msg":"shutting down".*"signal":"SIGTERM"/.test(logs) && /"msg":"stopped"/.test(logs), "the logs show SIGTERM reached node (PID 1) and the drain ended in \"stopped\"", logs.split("\n").slice(-5).join("\n"));
   const dir = join(scratch, "episodes");
   const files = existsSync(dir) ? readdirSync(dir).sort() : [];
-  check(JSON.stringify(files) === JSON.stringify(["default.episode.binpb", "default.episode.json"]), "the episodes mount holds default.episode.binpb and .json, no temp files", files.join(", "));
+  const store = existsSync(join(dir, ".episodes")) ? readdirSync(join(dir, ".episodes")).sort() : [];
+  const current = store.includes("default") ? readlinkSync(join(dir, ".episodes", "default")) : "";
+  check(
+    JSON.stringify(files) === JSON.stringify([".episodes", "default.episode.binpb", "default.episode.json"]) && JSON.stringify(store) === JSON.stringify(["default", current].sort()),
+    "the episodes mount holds default.episode.binpb and .json (links to .episodes/default/, the pair's one folder), no temp files",
+    `${files.join(", ")} | .episodes: ${store.join(", ")}`,
+  );
   if (files.includes("default.episode.binpb")) {
     const onDisk = readFileSync(join(dir, "default.episode.binpb"));
     check(Buffer.compare(onDisk, Buffer.from(got.episodeBinpb)) === 0, "episodes/default.episode.binpb is byte-equal to GetEpisode's bytes before the stop", `${onDisk.length} vs ${got.episodeBinpb.length} bytes`);
@@ -227,6 +244,84 @@ set -e
     check(Array.isArray(json.calls) && json.calls.length === 3, "episodes/default.episode.json is whole: it parses and holds the three calls", JSON.stringify(json).slice(0, 300));
   }
   checkCompose();
+  await stopUnderLoad();
+}
+
+// 6. Stop under load, on the image's defaults: 1,000 sessions, each with one call in flight.
+async function stopUnderLoad() {
+  const sessions = 1000;
+  const channels = 8;
+  const load = join(scratch, "load");
+  mkdirSync(join(load, "scripts"), { recursive: true });
+  mkdirSync(join(load, "episodes"));
+  chmodSync(join(load, "episodes"), 0o777);
+  writeFileSync(join(load, "scripts", "hang.yaml"), "entries:\n  - hang: true\n    repeat: true\n");
+  const port = await freePort();
+  const started = podman(["run", "-d", "--name", LOAD_NAME, "--network=host", "-v", `${load}/scripts:/scripts:ro`, "-v", `${load}/episodes:/episodes`, "-e", "MODELSTUB_SCRIPT=/scripts/hang.yaml", "-e", `MODELSTUB_GRPC=127.0.0.1:${port}`, "-e", "MODELSTUB_HTTP=", "-e", "MODELSTUB_LOG_LEVEL=info", IMAGE]);
+  if (!check(started.status === 0, "stop under load: the image starts on its defaults with a hanging script", started.stderr)) return;
+  let healthy = false;
+  for (let i = 0; i < 60 && !healthy; i++) {
+    healthy = podman(["healthcheck", "run", LOAD_NAME]).status === 0;
+    if (!healthy) await new Promise((r) => setTimeout(r, 500));
+  }
+  if (!check(healthy, "stop under load: healthy", podman(["logs", LOAD_NAME]).stderr)) return;
+  const Client = makeGenericClientConstructor(serviceDefinition(ModelService), "ModelService");
+  const clients = Array.from({ length: channels }, () => new Client(`127.0.0.1:${port}`, credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 }));
+  const request = create(GenerateRequestSchema, { model: "modelstub", messages: [create(MessageSchema, { role: Role.USER, content: "hang" })] });
+  const ended = [];
+  for (let i = 0; i < sessions; i++) {
+    const md = new Metadata();
+    md.set("x-modelstub-session", `s${i}`);
+    ended.push(new Promise((resolve) => clients[i % channels].Generate(request, md, (err) => resolve(err ? `${err.code} ${err.details}` : "OK"))));
+  }
+  const control = createControlClient(`127.0.0.1:${port}`);
+  let running = 0;
+  for (let i = 0; i < 240 && running < sessions; i++) {
+    running = (await control.call("ListSessions", {})).sessions.reduce((n, s) => n + s.running, 0);
+    if (running < sessions) await new Promise((r) => setTimeout(r, 250));
+  }
+  control.close();
+  if (!check(running === sessions, `stop under load: ${sessions} calls in flight over ${channels} connections`, `${running} running`)) return;
+  const graceEnv = (JSON.parse(podman(["image", "inspect", IMAGE]).stdout)[0].Config.Env ?? []).find((e) => e.startsWith("MODELSTUB_GRACE="));
+  const t0 = performance.now();
+  const stop = podman(["stop", "-t", "10", LOAD_NAME]);
+  const stopSeconds = Number(seconds(t0));
+  const [state] = JSON.parse(podman(["inspect", LOAD_NAME]).stdout).map((c) => c.State);
+  const logs = ((l) => l.stdout + l.stderr)(podman(["logs", LOAD_NAME]));
+  const stopped = /\{[^\n]*"msg":"stopped"[^\n]*\}/.exec(logs)?.[0] ?? "(no stopped line)";
+  console.log(`stop under load: podman stop took ${stopSeconds} s with ${graceEnv}: ${(10 - stopSeconds).toFixed(1)} s before the SIGKILL; the server's last line: ${stopped}`);
+  check(stop.status === 0 && state.ExitCode === 0, `stop under load: exit code 0 after ${stopSeconds} s, not SIGKILLed (137)`, `stop exit ${stop.status}, container exit ${state.ExitCode}\n${logs.split("\n").slice(-8).join("\n")}`);
+  // The margin: the drain takes the grace, and cutting off and writing 1,000 episodes at most half
+  // of what docker leaves after it. A machine slower than that needs a shorter grace (docs/container.md).
+  const graceSeconds = parseFloat(graceEnv?.split("=")[1] ?? "5");
+  check(stopSeconds < graceSeconds + (10 - graceSeconds) / 2, `stop under load: the stop ends within the grace and half the rest of docker's 10 s (${graceSeconds} + ${((10 - graceSeconds) / 2).toFixed(1)} s)`, `${stopSeconds} s`);
+  const statuses = {};
+  for (const s of await Promise.all(ended)) statuses[s] = (statuses[s] ?? 0) + 1;
+  for (const c of clients) c.close();
+  const shutdown = "14 modelstub shut down while this call was running: its grace period was over";
+  check(statuses[shutdown] === sessions, `stop under load: every client sees UNAVAILABLE, the shutdown's status`, JSON.stringify(statuses));
+  const dir = join(load, "episodes");
+  let agree = 0;
+  const problems = [];
+  for (let i = 0; i < sessions; i++) {
+    try {
+      const binpb = readFileSync(join(dir, `s${i}.episode.binpb`));
+      const json = readFileSync(join(dir, `s${i}.episode.json`), "utf8");
+      const episode = fromBinary(EpisodeSchema, binpb);
+      const same = Buffer.from(toBinary(EpisodeSchema, fromJsonString(EpisodeSchema, json))).equals(binpb);
+      const cut = episode.calls.length === 1 && episode.calls[0].status?.code === 14;
+      if (same && cut) agree++;
+      else problems.push(`s${i}: ${same ? "" : "the pair disagrees; "}${cut ? "" : `calls ${JSON.stringify(episode.calls.map((c) => c.status))}`}`);
+    } catch (err) {
+      problems.push(`s${i}: ${err.message}`);
+    }
+  }
+  check(agree === sessions, `stop under load: ${sessions} pairs of .binpb and .json on the host, each agreeing and recording the shutdown's UNAVAILABLE`, `${agree} good; ${problems.slice(0, 5).join("; ")}`);
+  const top = readdirSync(dir).filter((f) => !/^s\d+\.episode\.(binpb|json)$/.test(f));
+  const store = existsSync(join(dir, ".episodes")) ? readdirSync(join(dir, ".episodes")) : [];
+  const named = new Set(store.filter((f) => !f.includes("@")).map((f) => readlinkSync(join(dir, ".episodes", f))));
+  const leftovers = store.filter((f) => f.includes("@") && !named.has(f));
+  check(JSON.stringify(top) === JSON.stringify([".episodes"]) && leftovers.length === 0, "stop under load: no temp file or unused folder left on the host mount", `${top.join(", ")} | ${leftovers.slice(0, 5).join(", ")}`);
 }
 
 // The block after RUN_MARKER in docs/container.md: the one the docs give for `docker run`.

@@ -10,6 +10,7 @@ import { startHttpServer, type RunningHttpServer } from "../http/start-http-serv
 import { createLogger } from "../log/create-logger.js";
 import { createRecorder, type Recorder } from "../record/create-recorder.js";
 import { waitDrained } from "../engine/wait-drained.js";
+import { drainThenCutOff, statusFlushMs } from "../engine/drain-then-cut-off.js";
 import { catchStopSignals } from "./catch-stop-signals.js";
 import { configurationFields, logFormatOf, logLevelOf } from "./log-level-of.js";
 import { durationOption, intOption, resolveOptions, UsageError, type OptionSource, type ResolvedOptions } from "./options.js";
@@ -125,20 +126,33 @@ export async function serve(argv: string[]): Promise<number> {
     // get the grace period; what is still running then is cut off (and recorded as such).
     logger.info("shutting down", { signal, in_flight: stub.inFlight(), grace_ms: graceMs });
     grpc.health.set("NOT_SERVING");
-    stub.drain();
-    const { finished, leftMs } = await waitDrained(stub, graceMs);
-    if (!finished) logger.warn("grace period over: cutting off calls in flight", { in_flight: stub.inFlight() });
-    // The rest of the grace lets finished calls' answers reach their clients: closing gRPC at
-    // once could cut a response the engine has finished but the transport is still writing.
-    await Promise.all([grpc.close(leftMs), http?.close(0)]);
+    // While calls finish, the files of the episodes about to be written are readied: what is
+    // left to do after the grace is then the least it can be (write-episode-file.ts).
+    recorder.prepare(stub.sessions().filter((s) => s.calls > 0 || s.running > 0).map((s) => s.name));
+    // Calls still running when the grace is over end with one status, written before the
+    // connections close (drain-then-cut-off.ts says why).
+    const { finished, leftMs, cutOff } = await drainThenCutOff(stub, graceMs, () =>
+      logger.warn("grace period over: cutting off calls in flight", { in_flight: stub.inFlight() }),
+    );
+    if (!finished) logger.info("calls cut off", { calls: cutOff, code: "UNAVAILABLE" });
+    // The rest of the grace lets finished calls' answers (and cut calls' statuses) reach their
+    // clients: closing gRPC at once could cut a response the transport is still writing.
+    await Promise.all([grpc.close(Math.max(leftMs, statusFlushMs)), http?.close(Math.max(leftMs, statusFlushMs))]);
     await waitDrained(stub, 1000);
     // Episodes closed by a reset are queued first, so each session's file ends with its last one.
     await stub.closing();
     // A failed write is logged and counted by the recorder; shutdown goes on, and exits 1 below.
-    for (const e of stub.episodes()) if (e.calls.length > 0) void recorder.record(e, "shutdown").catch(() => undefined);
+    const writing = Date.now();
+    let written = 0;
+    for (const e of stub.episodes()) {
+      if (e.calls.length === 0) continue;
+      written++;
+      void recorder.record(e, "shutdown").catch(() => undefined);
+    }
     await recorder.settled();
     const failed = recorder.failures();
-    logger.info("stopped", failed > 0 ? { failed_writes: failed } : {});
+    // How long the writes took: what an orchestrator's stop timeout must leave after the grace.
+    logger.info("stopped", { episodes_written: written - failed, write_ms: Date.now() - writing, ...(failed > 0 ? { failed_writes: failed } : {}) });
     logger.flush();
     if (failed > 0) {
       // Episodes were lost: a supervisor or CI job must not take this run for a clean one.

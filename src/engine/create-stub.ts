@@ -164,5 +164,15 @@ export function createStub(options: StubOptions): Stub {
     drain() {
       draining = true;
     },
+    cutOff(status) {
+      let cut = 0;
+      for (const s of sessions.values()) {
+        for (const call of s.episode.running) {
+          call.close(status);
+          cut++;
+        }
+      }
+      return cut;
+    },
   };
 }

@@ -1,6 +1,6 @@
 import type { Episode } from "../../gen/modelstub/v1/episode_pb.js";
 import type { Clock } from "./clock.js";
-import type { CompiledFaultPlan, CompiledScript } from "../script/compiled-script.js";
+import type { CallStatus, CompiledFaultPlan, CompiledScript } from "../script/compiled-script.js";
 import type { CallInput } from "./call-input.js";
 import type { CallLog } from "./call-log.js";
 import type { CallResult } from "./call-result.js";
@@ -103,4 +103,10 @@ export interface Stub {
   inFlight(): number;
   /** Starts draining: calls from now on answer UNAVAILABLE; calls in flight go on. */
   drain(): void;
+  /**
+   * Ends every call in flight with `status` (a shutdown whose grace is over): each returns it to
+   * its transport to write, and its episode records it (OUTCOME_CANCELLED with that status).
+   * Returns how many calls it cut.
+   */
+  cutOff(status: CallStatus): number;
 }

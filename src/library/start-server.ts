@@ -15,6 +15,7 @@ import { acceptRequestInit, type ModelPort } from "./model-port.js";
 import { compileFile, compileSource, type ScriptSource } from "./script-source.js";
 import { createStubControl, type StubControl } from "./stub-control.js";
 import { waitDrained } from "../engine/wait-drained.js";
+import { drainThenCutOff, statusFlushMs } from "../engine/drain-then-cut-off.js";
 
 /** What startServer() serves, and where. Every field is optional. */
 export interface StartServerOptions {
@@ -74,7 +75,8 @@ export interface StubServer {
   inProcess(): ModelPort;
   /**
    * Shuts down gracefully, as `modelstub serve` on SIGTERM: new calls are refused, calls in
-   * flight get `graceMs` (default 5,000) and are then cut off, every episode with calls is
+   * flight get `graceMs` (default 5,000) and are then cut off (`UNAVAILABLE`, recorded so in
+   * their episodes), every episode with calls is
    * written to `recordDir`, and the ports from client() are closed. Rejects when an episode
    * could not be written. Calling it again returns the same promise.
    */
@@ -160,11 +162,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Stu
     // The order of `modelstub serve`'s shutdown: health says NOT_SERVING, new calls are
     // refused, calls in flight get the grace period, then the episodes are written.
     grpc.health.set("NOT_SERVING");
-    stub.drain();
-    const { leftMs } = await waitDrained(stub, graceMs);
+    recorder.prepare(stub.sessions().filter((s) => s.calls > 0 || s.running > 0).map((s) => s.name));
+    const { leftMs } = await drainThenCutOff(stub, graceMs);
+    // The rest of the grace lets finished calls' answers and cut calls' statuses reach their clients (see serve.ts).
+    await Promise.all([grpc.close(Math.max(leftMs, statusFlushMs)), http?.close(Math.max(leftMs, statusFlushMs))]);
     for (const c of clients) c.close();
-    // The rest of the grace lets finished calls' answers reach their clients (see serve.ts).
-    await Promise.all([grpc.close(leftMs), http?.close(0)]);
     await waitDrained(stub, 1000);
     // Episodes closed by a reset are queued first, so each session's file ends with its last one.
     await stub.closing();

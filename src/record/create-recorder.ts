@@ -16,6 +16,11 @@ export interface Recorder {
    * A write that fails is logged and counted, and rejects with the status a control call answers.
    */
   record(episode: Episode, why?: EpisodeCloseReason | "shutdown"): Promise<void>;
+  /**
+   * Readies the files of sessions whose episodes a shutdown is about to write, while their calls
+   * finish: what is left to do once they have is one link per episode.
+   */
+  prepare(sessions: string[]): void;
   /** Resolves once every write queued so far has finished, written or failed. */
   settled(): Promise<void>;
   /** Writes that failed so far: at shutdown, any makes the exit code non-zero (episodes were lost). */
@@ -52,6 +57,9 @@ export function createRecorder(dir: string | undefined, log: RecordLog): Recorde
         const message = `the closed episode of session ${JSON.stringify(episode.session)} could not be written to --record-dir: ${error} (${afterwards[why]})`;
         throw Object.assign(new Error(message), { status: { code: Code.INTERNAL, message } });
       }
+    },
+    prepare(sessions) {
+      for (const s of sessions) writer?.prepare(s);
     },
     settled: () => writer?.settled() ?? Promise.resolve(),
     failures: () => failures,

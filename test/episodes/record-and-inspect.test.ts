@@ -76,7 +76,7 @@ describe("modelstub serve --record-dir", () => {
       await driveScenario(port, "scenario");
       await expect.poll(async () => (await control.call<GetEpisodeResponse>("GetEpisode", { session: "scenario" })).episode?.calls.length).toBe(7);
       await control.call("ResetSession", { session: "scenario" });
-      await expect.poll(async () => (await readdir(dir)).sort()).toEqual(["scenario.episode.binpb", "scenario.episode.json"]);
+      await expect.poll(async () => (await readdir(dir)).sort()).toEqual([".episodes", "scenario.episode.binpb", "scenario.episode.json"]);
       expect(Buffer.from(await readFile(join(dir, "scenario.episode.binpb")))).toEqual(await readFile(goldenPath));
       await port.generate(userRequest("x"), { session: "late", step: "flaky" }).catch(() => undefined);
     } finally {
@@ -86,7 +86,7 @@ describe("modelstub serve --record-dir", () => {
     }
     expect(await exit).toBe(0);
     const files = (await readdir(dir)).sort();
-    expect(files).toEqual(["late.episode.binpb", "late.episode.json", "scenario.episode.binpb", "scenario.episode.json"]);
+    expect(files).toEqual([".episodes", "late.episode.binpb", "late.episode.json", "scenario.episode.binpb", "scenario.episode.json"]);
     expect(fromBinary(EpisodeSchema, await readFile(join(dir, "late.episode.binpb"))).calls).toHaveLength(1);
     expect(JSON.parse(await readFile(join(dir, "late.episode.json"), "utf8")).session).toBe("late");
   });

@@ -141,7 +141,7 @@ describe("close", () => {
       const closing = server.close();
       expect(server.close()).toBe(closing);
       await closing;
-      expect((await readdir(dir)).sort()).toEqual(["rec.episode.binpb", "rec.episode.json"]);
+      expect((await readdir(dir)).sort()).toEqual([".episodes", "rec.episode.binpb", "rec.episode.json"]);
       expect(Buffer.compare(await readFile(join(dir, "rec.episode.binpb")), expected)).toBe(0);
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 import { create, toBinary } from "@bufbuild/protobuf";
-import { mkdtemp, readdir, readFile } from "node:fs/promises";
+import { lstat, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -40,7 +40,9 @@ describe("createEpisodeWriter()", () => {
     expect(await Promise.all(writes)).toEqual([join(dir, "w.episode.binpb"), join(dir, "w.episode.binpb")]);
     expect(Buffer.from(await readFile(join(dir, "w.episode.binpb")))).toEqual(Buffer.from(toBinary(EpisodeSchema, small)));
     expect(JSON.parse(await readFile(join(dir, "w.episode.json"), "utf8")).calls).toHaveLength(1);
-    expect((await readdir(dir)).sort()).toEqual(["w.episode.binpb", "w.episode.json"]);
+    expect((await readdir(dir)).sort()).toEqual([".episodes", "w.episode.binpb", "w.episode.json"]);
+    // One folder, the episode's, and the link naming it: nothing left of the first write.
+    expect((await readdir(join(dir, ".episodes"))).length).toBe(2);
   });
 
   it("rejects a write that fails and still runs the writes queued behind it", async () => {
@@ -60,6 +62,19 @@ describe("writeEpisodeFile()", () => {
     // Buffer.equals: a deep equality over 8 MB takes seconds.
     const whole = [big, small].map((e) => written.equals(toBinary(EpisodeSchema, e)));
     expect(whole).toContain(true);
-    expect((await readdir(dir)).sort()).toEqual(["w.episode.binpb", "w.episode.json"]);
+    expect((await readdir(dir)).sort()).toEqual([".episodes", "w.episode.binpb", "w.episode.json"]);
+  });
+});
+
+describe("writeEpisodeFile() in a directory an earlier version wrote", () => {
+  it("takes over its plain .binpb and .json: the names become links to the new pair", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "modelstub-writer-"));
+    await writeFile(join(dir, "w.episode.binpb"), toBinary(EpisodeSchema, big));
+    await writeFile(join(dir, "w.episode.json"), "{}\n");
+    await writeEpisodeFile(dir, small);
+    expect(Buffer.from(await readFile(join(dir, "w.episode.binpb")))).toEqual(Buffer.from(toBinary(EpisodeSchema, small)));
+    expect(JSON.parse(await readFile(join(dir, "w.episode.json"), "utf8")).calls).toHaveLength(1);
+    expect([(await lstat(join(dir, "w.episode.binpb"))).isSymbolicLink(), (await lstat(join(dir, "w.episode.json"))).isSymbolicLink()]).toEqual([true, true]);
+    expect((await readdir(join(dir, ".episodes"))).length).toBe(2);
   });
 });

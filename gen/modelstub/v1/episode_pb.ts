@@ -400,7 +400,9 @@ export enum Outcome {
   DEADLINE_EXCEEDED = 4,
 
   /**
-   * The caller cancelled the call.
+   * The call was cut off: by its caller (status CANCELLED "cancelled by the client"), by a
+   * reset, reload or deletion of its session, or by the server's shutdown once its grace was
+   * over (status UNAVAILABLE); the status is the one the client got.
    *
    * @generated from enum value: OUTCOME_CANCELLED = 5;
    */
