@@ -3,6 +3,7 @@ import { createRealClock } from "./clock.js";
 import { checkStepIds } from "./check-step-id.js";
 import type { CallStatus } from "../script/compiled-script.js";
 import { decodeEpisode, encodeEpisode } from "./encode-episode.js";
+import { episodePieces } from "./episode-pieces.js";
 import { checkSessionName } from "./check-session-name.js";
 import { limitStatus } from "./limit-status.js";
 import { closedStatus, type EpisodeCloseReason } from "./episode-close-reason.js";
@@ -149,6 +150,10 @@ export function createStub(options: StubOptions): Stub {
     episodeBytes: (name) => {
       const journal = sessions.get(name)?.episode;
       return journal ? encodeEpisode(name, journal.recorded(), journal.planIdentity()) : encodeEpisode(name, []);
+    },
+    episodePieces: (name) => {
+      const journal = sessions.get(name)?.episode;
+      return journal ? episodePieces(name, journal.recorded(), journal.planIdentity()) : episodePieces(name, []);
     },
     verify: (name) => verifySession(sessions.get(name), options.script),
     sessions: () =>
