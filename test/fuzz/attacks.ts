@@ -204,3 +204,42 @@ export function streamedEchoes(count: number): Attack {
     return { notes: [`${count} streamed echoes read in ${Math.max(...ends).toFixed(0)} ms`], failures };
   };
 }
+
+/**
+ * Records an episode of about 60 MiB in session "attacker" (20 calls of 3 MB requests), then
+ * fetches it `times` times each way: GetEpisode in full and bytes_only (answers past a client's
+ * 4 MiB limit, so the client refuses them RESOURCE_EXHAUSTED once the server has done its work),
+ * and ExportEpisode, which must deliver every byte.
+ */
+export function largeEpisodeFetches(times: number): Attack {
+  return async (server) => {
+    const notes: string[] = [];
+    const failures: string[] = [];
+    const text = "x".repeat(3_000_000);
+    let started = performance.now();
+    for (let i = 0; i < 20 && server.exited() === undefined; i++) {
+      await server.good.generate(userRequest(`${text} ${i}`), { session: "attacker", timeoutMs: 60_000 }).catch((err: Error) => failures.push(`recording call ${i}: ${err.message}`));
+    }
+    notes.push(`20 calls of 3 MB recorded in ${(performance.now() - started).toFixed(0)} ms`);
+    for (let i = 0; i < times && server.exited() === undefined; i++) {
+      for (const bytesOnly of [false, true]) {
+        started = performance.now();
+        const code = await server.control.call("GetEpisode", { session: "attacker", bytesOnly }, { timeoutMs: 60_000 }).then(
+          () => 0,
+          (err: { code?: number }) => err.code ?? -1,
+        );
+        notes.push(`GetEpisode${bytesOnly ? " bytes_only" : ""}: ${codeName(code)} in ${(performance.now() - started).toFixed(0)} ms`);
+        if (code !== 0 && codeName(code) !== "RESOURCE_EXHAUSTED") failures.push(`GetEpisode${bytesOnly ? " bytes_only" : ""} answered ${codeName(code)}`);
+      }
+      started = performance.now();
+      try {
+        const e = await server.control.exportEpisode("attacker", { timeoutMs: 60_000 });
+        notes.push(`ExportEpisode: ${e.bytes.length} bytes, ${e.calls} calls in ${(performance.now() - started).toFixed(0)} ms`);
+        if (e.calls !== 20 || e.bytes.length < 60_000_000) failures.push(`ExportEpisode gave ${e.bytes.length} bytes and ${e.calls} calls`);
+      } catch (err) {
+        failures.push(`ExportEpisode: ${(err as Error).message}`);
+      }
+    }
+    return { notes, failures };
+  };
+}

@@ -1,6 +1,6 @@
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { checkAfterBatch } from "./harness.js";
-import { echoedField, millionMessages, nested, repeatedControl, repeatedPost, stalledReaders, streamedEchoes, type Attack, type AttackReport } from "./attacks.js";
+import { echoedField, largeEpisodeFetches, millionMessages, nested, repeatedControl, repeatedPost, stalledReaders, streamedEchoes, type Attack, type AttackReport } from "./attacks.js";
 import { loopStallBoundMs, loopStallsSince, p99SlackMs, prepareBystander, runBystander, sameBytes, startIsolationServer, watchRss, type IsolationServer } from "./bystander.js";
 
 /*
@@ -13,7 +13,8 @@ import { loopStallBoundMs, loopStallsSince, p99SlackMs, prepareBystander, runBys
  * - its episode bytes (GetEpisode and ExportEpisode) are the quiet run's: the declared timeline
  *   makes them independent of load;
  * - the server's event loop was never held more than 50 ms in a row (its `event loop held` log
- *   lines, `--loop-warn 1ms`: monitorEventLoopDelay inside the server);
+ *   lines, `--loop-warn 1ms`: monitorEventLoopDelay inside the server; reported only in the
+ *   loaded CI step, see underLoad);
  * - its RSS grew at most the attack's bound meanwhile, and it did not exit;
  * - the attack's own promise held (a refusal, a clipped echo, stalled calls released);
  * - afterwards, checkAfterBatch: a good call answers, and RSS and fds are back within bounds.
@@ -22,6 +23,14 @@ import { loopStallBoundMs, loopStallsSince, p99SlackMs, prepareBystander, runBys
  * checks are soft, so a failing attack still reports all of them. A server that exited is
  * replaced before the next attack, so each attack's figures are its own.
  */
+
+/**
+ * Set by the loaded CI step (.ci/run.d/20-under-load.sh), which runs this file beside a busy loop
+ * per core: there the server's loop also waits for a core (its longest stall in a quiet run is
+ * 200-250 ms on 2 cores), so the 50 ms bound on what one request holds cannot be told apart from
+ * the scheduler's share. Every other check holds there as here.
+ */
+const underLoad = process.env["MODELSTUB_ISOLATION_UNDER_LOAD"] === "1";
 
 /** RSS growth bounds while an attack runs, in MB. Stalled or large streams: 16 MiB a stream (the regression test's bound). */
 const streamsRssBoundMb = 64 * 16;
@@ -45,6 +54,8 @@ const attacks: [string, Attack, number][] = [
   ["a 3 MB echoed `type` x3 to /v1/responses", repeatedPost("responses", echoedField("responses"), 3, 1024), requestsRssBoundMb],
   ["a 3 MB echoed `role` x3 to /v1/messages", repeatedPost("messages", echoedField("messages"), 3, 1024), requestsRssBoundMb],
   ["64 large streamed echoes (960 KB each), read normally", streamedEchoes(64), streamsRssBoundMb],
+  // Item 5: a fetch or export of a large episode yields, where it held the loop up to a second.
+  ["a 60 MiB episode fetched x2 by GetEpisode (full, bytes_only) and ExportEpisode", largeEpisodeFetches(2), requestsRssBoundMb],
 ];
 
 describe("a bystander session during each attack", () => {
@@ -79,7 +90,7 @@ describe("a bystander session during each attack", () => {
     const sameEpisode = sameBytes(during.getEpisode, quiet.getEpisode) && sameBytes(during.exportEpisode, quiet.exportEpisode);
     console.log(
       `isolation: ${name}: bystander p99 quiet ${quiet.p99Ms.toFixed(0)} ms, during ${during.p99Ms.toFixed(0)} ms (${during.failures.length} of ${during.latenciesMs.length} calls failed); ` +
-        `loop longest stall quiet ${quietStallMs ?? "?"} ms, during ${stallMs ?? "(server exited)"} ms; RSS peak +${rssPeakMb.toFixed(0)} MB; ` +
+        `${underLoad ? "(under load) " : ""}loop longest stall quiet ${quietStallMs ?? "?"} ms, during ${stallMs ?? "(server exited)"} ms; RSS peak +${rssPeakMb.toFixed(0)} MB; ` +
         `episode ${sameEpisode ? "same" : "DIFFERS"}; server ${exited === undefined ? "up" : `EXITED ${exited}`}; attack: ${report.notes.join("; ")}` +
         (report.failures.length ? `; attack failures: ${report.failures.join("; ")}` : ""),
     );
@@ -92,7 +103,9 @@ describe("a bystander session during each attack", () => {
     expect.soft(during.fetchFailures, `${name}: fetching the bystander's episode`).toEqual([]);
     expect.soft(sameBytes(quiet.getEpisode, quiet.exportEpisode), `${name}: GetEpisode and ExportEpisode give the same bytes`).toBe(true);
     expect.soft(sameEpisode, `${name}: the bystander's episode bytes equal the quiet run's`).toBe(true);
-    expect.soft(stallMs, `${name}: the server's longest event-loop stall during the attack`).toBeLessThanOrEqual(loopStallBoundMs);
+    // Under the loaded CI step the figure is the scheduler's as much as the server's (a quiet
+    // run there shows 200-250 ms): reported, not bounded (underLoad).
+    if (!underLoad) expect.soft(stallMs, `${name}: the server's longest event-loop stall during the attack`).toBeLessThanOrEqual(loopStallBoundMs);
     expect.soft(rssPeakMb, `${name}: RSS growth during the attack, bound ${rssBoundMb} MB`).toBeLessThanOrEqual(rssBoundMb);
     if (exited === undefined) await checkAfterBatch(s, name);
   });

@@ -24,7 +24,7 @@ export const bystanderScript = `entries:
 `;
 export const bystanderSession = "bystander";
 /** Rounds of a run: each a unary and a streamed gRPC call and an HTTP chat completion. */
-const rounds = 6;
+const rounds = 4;
 /** A bystander call that takes longer than this has failed (the issue saw calls hit 30 s). */
 const callTimeoutMs = 30_000;
 
