@@ -1,9 +1,9 @@
-import { fromBinary } from "@bufbuild/protobuf";
-import { EpisodeSchema, type Episode, type EpisodeCall } from "../../gen/modelstub/v1/episode_pb.js";
+import { create, fromBinary } from "@bufbuild/protobuf";
+import { EpisodeCallSchema, EpisodeSchema, FaultPlanInfoSchema, type Episode, type EpisodeCall } from "../../gen/modelstub/v1/episode_pb.js";
 import type { GenerateResponse } from "../../gen/modelstub/v1/model_pb.js";
 import { writeEpisodeCall } from "./write-episode-call.js";
 import { encodeResponseAlone } from "./write-response.js";
-import { episodePieces, joinPiecesNow, type PlanIdentity } from "./episode-pieces.js";
+import { copySliceBytes, episodePieces, joinPiecesNow, type PlanIdentity } from "./episode-pieces.js";
 
 /**
  * Each response's bytes, kept from encoding its episode call for the transport to send as they
@@ -51,6 +51,26 @@ export type { PlanIdentity } from "./episode-pieces.js";
 export function encodeEpisode(session: string, calls: readonly Uint8Array[], plan?: PlanIdentity): Uint8Array {
   const { pieces, size } = episodePieces(session, calls, plan);
   return joinPiecesNow(pieces, size);
+}
+
+/**
+ * The Episode message of encoded calls, decoded a call at a time with a turn of the loop between
+ * slices of them: what decodeEpisode gives, without holding the loop for all of a large episode
+ * at once (a closed episode going to --record-dir).
+ */
+export async function decodeEpisodeInSlices(session: string, calls: readonly Uint8Array[], plan?: PlanIdentity): Promise<Episode> {
+  const decoded: EpisodeCall[] = [];
+  let sinceYield = 0;
+  for (const c of calls) {
+    decoded.push(fromBinary(EpisodeCallSchema, c));
+    sinceYield += c.length;
+    if (sinceYield >= copySliceBytes) {
+      sinceYield = 0;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+  const faultPlan = plan && create(FaultPlanInfoSchema, { name: plan.name, digest: plan.digest, ...(plan.seed === undefined ? {} : { chaosSeed: plan.seed }) });
+  return create(EpisodeSchema, { session, calls: decoded, ...(faultPlan ? { faultPlan } : {}) });
 }
 
 /** The Episode message of encoded calls. */

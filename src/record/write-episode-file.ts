@@ -1,7 +1,12 @@
-import { toBinary, toJsonString } from "@bufbuild/protobuf";
-import { mkdir, open, rename, unlink } from "node:fs/promises";
+import { toJson } from "@bufbuild/protobuf";
+import { mkdir, open, rename, unlink, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
-import { EpisodeSchema, type Episode } from "../../gen/modelstub/v1/episode_pb.js";
+import { EpisodeCallSchema, EpisodeSchema, type Episode } from "../../gen/modelstub/v1/episode_pb.js";
+import { encodeEpisodeCall } from "../engine/encode-episode.js";
+import { episodePieces, fieldHead } from "../engine/episode-pieces.js";
+
+/** Field 2 of Episode, a call: (2 << 3) | 2. */
+const callTag = 0x12;
 
 /** Numbers temp files within this process: two writes in flight never share a temp file. */
 let tempCounter = 0;
@@ -13,7 +18,15 @@ let tempCounter = 0;
  */
 export const tempFilePattern = /^[A-Za-z0-9._-]{1,128}\.episode\.(?:binpb|json)\.tmp-(\d+)-\d+$/;
 
-async function writeAtomically(path: string, data: Uint8Array | string): Promise<void> {
+/**
+ * How much of an episode one turn of the event loop encodes before its piece is written: the
+ * file is written a piece at a time, each awaited, so the loop serves other calls in between.
+ * Encoding a 64 MiB episode whole (toBinary, then toJsonString and its conversion to bytes)
+ * held the loop 120-760 ms on a busy 2-core machine.
+ */
+const pieceBytes = 2 * 1024 * 1024;
+
+async function writeAtomically(path: string, write: (file: FileHandle) => Promise<void>): Promise<void> {
   // Write beside the target, then rename: a reader sees the old file or the new one, never a
   // torn one. The name is unique per write (pid and a counter), so two writes of one path in
   // flight cannot write into each other's temp file.
@@ -21,7 +34,7 @@ async function writeAtomically(path: string, data: Uint8Array | string): Promise
   try {
     const file = await open(tmp, "w");
     try {
-      await file.writeFile(data);
+      await write(file);
       // Flushed before the rename: after a crash the name never points at an unwritten file.
       await file.sync();
     } finally {
@@ -34,6 +47,66 @@ async function writeAtomically(path: string, data: Uint8Array | string): Promise
   }
 }
 
+/** Writes `parts` once they hold pieceBytes or more, and empties them; awaiting lets the loop run. */
+async function flush(file: FileHandle, parts: (Uint8Array | string)[], size: number, force = false): Promise<number> {
+  if (size < pieceBytes && !force) return size;
+  if (parts.length > 0) {
+    if (typeof parts[0] === "string") await file.write(parts.join(""));
+    else await file.write(Buffer.concat(parts as Uint8Array[]));
+  }
+  parts.length = 0;
+  return 0;
+}
+
+/**
+ * The episode's deterministic bytes, written a piece at a time: each call encoded by the
+ * hand-written encoder (what toBinary(EpisodeCallSchema) writes, laid out as encodeEpisode lays
+ * them, which is what toBinary(EpisodeSchema) writes: test/engine/episode-plan-bytes.test.ts),
+ * so the file is the .binpb GetEpisode gives.
+ */
+async function writeBinpb(file: FileHandle, episode: Episode): Promise<void> {
+  const plan = episode.faultPlan && { name: episode.faultPlan.name, digest: episode.faultPlan.digest, seed: episode.faultPlan.chaosSeed };
+  const parts: Uint8Array[] = [...episodePieces(episode.session, []).pieces];
+  let size = 0;
+  for (const call of episode.calls) {
+    const bytes = encodeEpisodeCall(call);
+    parts.push(fieldHead(callTag, bytes.length), bytes);
+    size = await flush(file, parts, size + bytes.length);
+  }
+  if (plan) parts.push(...episodePieces("", [], plan).pieces);
+  await flush(file, parts, size, true);
+}
+
+/** `text` pretty-printed at `depth` levels (2 spaces each) inside an enclosing JSON value. */
+const indented = (text: string, depth: number) => text.replace(/\n/g, `\n${"  ".repeat(depth)}`);
+
+/**
+ * The episode as readable JSON, written a call at a time: exactly what toJsonString(EpisodeSchema,
+ * episode, { prettySpaces: 2, useProtoFieldName: true }) gives (JSON.stringify of toJson, two
+ * spaces; test/regressions/record-dir-writes-in-order.test.ts compares them), then a newline.
+ * Fields in number order, as toJson puts them: session, calls, fault_plan; empty ones left out.
+ */
+async function writeJson(file: FileHandle, episode: Episode): Promise<void> {
+  const opts = { useProtoFieldName: true } as const;
+  const rest = toJson(EpisodeSchema, { ...episode, calls: [] }, opts) as Record<string, unknown>;
+  const before = rest["session"] === undefined ? [] : [`"session": ${JSON.stringify(rest["session"])}`];
+  const after = rest["fault_plan"] === undefined ? [] : [`"fault_plan": ${indented(JSON.stringify(rest["fault_plan"], null, 2), 1)}`];
+  if (episode.calls.length === 0) {
+    const fields = [...before, ...after];
+    await file.write(fields.length > 0 ? `{\n  ${fields.join(",\n  ")}\n}\n` : "{}\n");
+    return;
+  }
+  const parts: string[] = [`{\n${before.map((f) => `  ${f},\n`).join("")}  "calls": [\n`];
+  let size = 0;
+  for (let i = 0; i < episode.calls.length; i++) {
+    const text = `${i > 0 ? ",\n" : ""}    ${indented(JSON.stringify(toJson(EpisodeCallSchema, episode.calls[i]!, opts), null, 2), 2)}`;
+    parts.push(text);
+    size = await flush(file, parts, size + text.length);
+  }
+  parts.push(`\n  ]${after.map((f) => `,\n  ${f}`).join("")}\n}\n`);
+  await flush(file, parts, size, true);
+}
+
 /**
  * Writes `<session>.episode.binpb` (the deterministic bytes) and `<session>.episode.json`
  * (readable) into `dir`, each atomically. Session names are restricted to file-safe
@@ -43,7 +116,7 @@ async function writeAtomically(path: string, data: Uint8Array | string): Promise
 export async function writeEpisodeFile(dir: string, episode: Episode): Promise<string> {
   await mkdir(dir, { recursive: true });
   const base = join(dir, `${episode.session}.episode`);
-  await writeAtomically(`${base}.binpb`, toBinary(EpisodeSchema, episode));
-  await writeAtomically(`${base}.json`, `${toJsonString(EpisodeSchema, episode, { prettySpaces: 2, useProtoFieldName: true })}\n`);
+  await writeAtomically(`${base}.binpb`, (file) => writeBinpb(file, episode));
+  await writeAtomically(`${base}.json`, (file) => writeJson(file, episode));
   return `${base}.binpb`;
 }

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { encodeEpisode } from "../../src/engine/encode-episode.js";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { EpisodeCallSchema, EpisodeSchema } from "../../gen/modelstub/v1/episode_pb.js";
+import { decodeEpisode, decodeEpisodeInSlices, encodeEpisode, encodeEpisodeCall } from "../../src/engine/encode-episode.js";
 import { copySliceBytes, episodePieces, joinPieces, sliceChunks } from "../../src/engine/episode-pieces.js";
 
 /*
@@ -32,5 +34,14 @@ describe("an episode's pieces", () => {
     const e = episodePieces("", []);
     expect(e.size).toBe(0);
     expect([...sliceChunks(e.pieces, e.size, 1024)]).toEqual([new Uint8Array(0)]);
+  });
+});
+
+describe("an episode decoded in slices", () => {
+  const recorded = Array.from({ length: 40 }, (_, i) => encodeEpisodeCall(create(EpisodeCallSchema, { sequence: BigInt(i + 1), session: "s", request: { messages: [{ content: "z".repeat(300_000) }] } })));
+  it.each([undefined, plan, { name: "", digest: "", seed: undefined }])("is decodeEpisode's message (plan %o)", async (p) => {
+    const sliced = await decodeEpisodeInSlices("s", recorded, p);
+    expect(Buffer.from(toBinary(EpisodeSchema, sliced)).equals(Buffer.from(toBinary(EpisodeSchema, decodeEpisode("s", recorded, p))))).toBe(true);
+    expect(sliced).toEqual(decodeEpisode("s", recorded, p));
   });
 });
