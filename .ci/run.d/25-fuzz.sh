@@ -3,7 +3,9 @@
 # through validate and LoadScript, stalled readers and reset bursts, each batch followed by a
 # good call and an RSS/fd check of the server (a child process). Seeded: the default seed unless
 # MODELSTUB_FUZZ_SEED is set; every failure names its seed and case (test/fuzz/README.md).
-# About a minute on 2 cores. Ends with its own "N passed, N failed" line.
+# And the isolation check (issue 27): a bystander session beside each hostile attack
+# (test/fuzz/bystander.test.ts, most of the step's few minutes on 2 cores). Ends with its own
+# "N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p .cache

@@ -18,6 +18,7 @@ import { checkRecordDir, httpHostOf, listenProblem, ServeError } from "./serve-e
 import { serveOptions } from "./serve-options.js";
 import { serveUsage } from "./serve-usage.js";
 import { startIdleEviction } from "./start-idle-eviction.js";
+import { startLoopReport } from "./start-loop-report.js";
 import { TlsFileError, tlsCredentials } from "./tls-credentials.js";
 
 /** `modelstub serve`: runs until SIGTERM or SIGINT, then shuts down gracefully and exits 0. */
@@ -47,6 +48,7 @@ export async function serve(argv: string[]): Promise<number> {
   let stub: Stub;
   let recorder: Recorder;
   let stopEviction = () => {};
+  let stopLoopReport = () => {};
   try {
     const grpcAddress = String(options["grpc"]);
     const { host } = splitAddress(grpcAddress);
@@ -69,6 +71,7 @@ export async function serve(argv: string[]): Promise<number> {
     const maxMessageBytes = intOption(options, "max-message-bytes")!;
     // Off unless given; 0 would evict every session between its calls.
     const idleTimeoutMs = durationOption(options, "session-idle-timeout", { example: "10m or 30s", allowZero: false });
+    const loopWarnMs = durationOption(options, "loop-warn", { example: "100ms, or 0 for off" })!;
     let credentials;
     try {
       credentials = await tlsCredentials(options["tls-cert"] as string | undefined, options["tls-key"] as string | undefined);
@@ -119,9 +122,11 @@ export async function serve(argv: string[]): Promise<number> {
     process.stderr.write(`modelstub: gRPC listening on ${grpc.address}${credentials ? " (TLS)" : ""}\n`);
     if (http) process.stderr.write(`modelstub: HTTP listening on http://${http.address}\n`);
     if (idleTimeoutMs !== undefined) stopEviction = startIdleEviction(stub, idleTimeoutMs, logger);
+    if (loopWarnMs > 0) stopLoopReport = startLoopReport(loopWarnMs, logger);
 
     const signal = await stopSignal.received;
     stopEviction();
+    stopLoopReport();
     // Drain: orchestrators see NOT_SERVING at once, new calls are refused, calls in flight
     // get the grace period; what is still running then is cut off (and recorded as such).
     logger.info("shutting down", { signal, in_flight: stub.inFlight(), grace_ms: graceMs });
@@ -164,6 +169,7 @@ export async function serve(argv: string[]): Promise<number> {
     return 0;
   } catch (err) {
     stopEviction();
+    stopLoopReport();
     stopSignal.release();
     await Promise.all([grpc?.close(0), http?.close(0)]);
     if (err instanceof ServeError || err instanceof UsageError) {

@@ -2,7 +2,8 @@ import type { Episode } from "../../gen/modelstub/v1/episode_pb.js";
 import { createRealClock } from "./clock.js";
 import { checkStepIds } from "./check-step-id.js";
 import type { CallStatus } from "../script/compiled-script.js";
-import { decodeEpisode, encodeEpisode } from "./encode-episode.js";
+import { decodeEpisode, decodeEpisodeInSlices, encodeEpisode } from "./encode-episode.js";
+import { episodePieces } from "./episode-pieces.js";
 import { checkSessionName } from "./check-session-name.js";
 import { limitStatus } from "./limit-status.js";
 import { closedStatus, type EpisodeCloseReason } from "./episode-close-reason.js";
@@ -61,7 +62,8 @@ export function createStub(options: StubOptions): Stub {
     const closed = s.closing.then(async () => {
       await journal.settled();
       const calls = journal.recorded();
-      if (calls.length > 0) await options.onEpisodeClosed?.(decodeEpisode(s.name, calls, journal.planIdentity()), why);
+      // Decoded in slices: a 64 MiB episode decoded at once held the loop for every session.
+      if (calls.length > 0 && options.onEpisodeClosed) await options.onEpisodeClosed(await decodeEpisodeInSlices(s.name, calls, journal.planIdentity()), why);
       return calls.length;
     });
     // A failed close fails its own reset only; the next close of the session still runs.
@@ -149,6 +151,10 @@ export function createStub(options: StubOptions): Stub {
     episodeBytes: (name) => {
       const journal = sessions.get(name)?.episode;
       return journal ? encodeEpisode(name, journal.recorded(), journal.planIdentity()) : encodeEpisode(name, []);
+    },
+    episodePieces: (name) => {
+      const journal = sessions.get(name)?.episode;
+      return journal ? episodePieces(name, journal.recorded(), journal.planIdentity()) : episodePieces(name, []);
     },
     verify: (name) => verifySession(sessions.get(name), options.script),
     sessions: () =>

@@ -1,9 +1,9 @@
-import { fromBinary } from "@bufbuild/protobuf";
-import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
-import { EpisodeSchema, type Episode, type EpisodeCall } from "../../gen/modelstub/v1/episode_pb.js";
+import { create, fromBinary } from "@bufbuild/protobuf";
+import { EpisodeCallSchema, EpisodeSchema, FaultPlanInfoSchema, type Episode, type EpisodeCall } from "../../gen/modelstub/v1/episode_pb.js";
 import type { GenerateResponse } from "../../gen/modelstub/v1/model_pb.js";
 import { writeEpisodeCall } from "./write-episode-call.js";
 import { encodeResponseAlone } from "./write-response.js";
+import { copySliceBytes, episodePieces, joinPiecesNow, type PlanIdentity } from "./episode-pieces.js";
 
 /**
  * Each response's bytes, kept from encoding its episode call for the transport to send as they
@@ -35,12 +35,7 @@ export function encodeEpisodeCall(call: EpisodeCall, alloc?: (size: number) => B
   return written.bytes;
 }
 
-/** The identity of the fault plan an episode ran under, as the episode records it. */
-export interface PlanIdentity {
-  name: string;
-  digest: string;
-  seed: bigint | undefined;
-}
+export type { PlanIdentity } from "./episode-pieces.js";
 
 /**
  * The deterministic bytes of an Episode, assembled from encoded calls. Byte for byte what
@@ -48,19 +43,34 @@ export interface PlanIdentity {
  * call as field 2, length-delimited, in order, then the fault plan (field 3) when there is one.
  * The determinism tests pin this against the golden file, which was written through toBinary
  * of the whole message, and test/engine/episode-call-bytes.test.ts pins the plan's field.
+ *
+ * Sized first, then copied into one buffer (episode-pieces.ts): BinaryWriter's growing buffer
+ * and final join held the loop 250-400 ms for a 64 MiB episode. At once: a control call on a
+ * large episode copies its pieces a slice per turn instead (joinPieces, sliceChunks).
  */
 export function encodeEpisode(session: string, calls: readonly Uint8Array[], plan?: PlanIdentity): Uint8Array {
-  const w = new BinaryWriter();
-  if (session !== "") w.tag(1, WireType.LengthDelimited).string(session);
-  for (const c of calls) w.tag(2, WireType.LengthDelimited).bytes(c);
-  if (plan !== undefined) {
-    w.tag(3, WireType.LengthDelimited).fork();
-    if (plan.name !== "") w.tag(1, WireType.LengthDelimited).string(plan.name);
-    if (plan.digest !== "") w.tag(2, WireType.LengthDelimited).string(plan.digest);
-    if (plan.seed !== undefined) w.tag(3, WireType.Varint).uint64(plan.seed);
-    w.join();
+  const { pieces, size } = episodePieces(session, calls, plan);
+  return joinPiecesNow(pieces, size);
+}
+
+/**
+ * The Episode message of encoded calls, decoded a call at a time with a turn of the loop between
+ * slices of them: what decodeEpisode gives, without holding the loop for all of a large episode
+ * at once (a closed episode going to --record-dir).
+ */
+export async function decodeEpisodeInSlices(session: string, calls: readonly Uint8Array[], plan?: PlanIdentity): Promise<Episode> {
+  const decoded: EpisodeCall[] = [];
+  let sinceYield = 0;
+  for (const c of calls) {
+    decoded.push(fromBinary(EpisodeCallSchema, c));
+    sinceYield += c.length;
+    if (sinceYield >= copySliceBytes) {
+      sinceYield = 0;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
   }
-  return w.finish();
+  const faultPlan = plan && create(FaultPlanInfoSchema, { name: plan.name, digest: plan.digest, ...(plan.seed === undefined ? {} : { chaosSeed: plan.seed }) });
+  return create(EpisodeSchema, { session, calls: decoded, ...(faultPlan ? { faultPlan } : {}) });
 }
 
 /** The Episode message of encoded calls. */

@@ -6,6 +6,7 @@ import type { CallLog } from "./call-log.js";
 import type { CallResult } from "./call-result.js";
 import type { EpisodeCloseReason } from "./episode-close-reason.js";
 import type { Verification } from "./verify-session.js";
+import type { EpisodePieces } from "./episode-pieces.js";
 
 /*
  * What a stub is, as types: createStub (create-stub.ts) builds one. Apart, so the transports and
@@ -90,6 +91,8 @@ export interface Stub {
   episode(session: string): Episode;
   /** The episode's deterministic bytes. */
   episodeBytes(session: string): Uint8Array;
+  /** The same bytes as their pieces, uncopied (episode-pieces.ts): for long work on a large episode. */
+  episodePieces(session: string): EpisodePieces;
   verify(session: string): Verification;
   /** Every session: its recorded calls, the calls running in its open episode, its script. */
   sessions(): { name: string; calls: number; running: number; scriptName: string }[];

@@ -1,10 +1,24 @@
 import { fromBinary, toBinary, type DescMessage, type DescService } from "@bufbuild/protobuf";
 import type { MethodDefinition, ServiceDefinition } from "@grpc/grpc-js";
 
+/** Responses whose handler gave their encoding (encodedAs), by message. */
+const encodings = new WeakMap<object, () => Uint8Array>();
+
+/**
+ * Has `message` sent as `encode()` gives it instead of through toBinary: for a response whose
+ * bytes the handler can write far more cheaply than reflection can (GetEpisode's, which carries
+ * a whole episode). `encode` must give exactly what toBinary of the full message would; the
+ * object itself may then leave out what only the bytes carry. Returns `message`.
+ */
+export function encodedAs<T extends object>(message: T, encode: () => Uint8Array): T {
+  encodings.set(message, encode);
+  return message;
+}
+
 function serializer(schema: DescMessage) {
   // grpc-js calls Buffer methods on what a serializer returns: a plain Uint8Array is not enough.
   return (message: never) => {
-    const bytes = toBinary(schema, message);
+    const bytes = encodings.get(message)?.() ?? toBinary(schema, message);
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   };
 }

@@ -1,0 +1,112 @@
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { checkAfterBatch } from "./harness.js";
+import { echoedField, largeEpisodeFetches, millionMessages, nested, repeatedControl, repeatedPost, stalledReaders, streamedEchoes, type Attack, type AttackReport } from "./attacks.js";
+import { loopStallBoundMs, loopStallsSince, p99SlackMs, prepareBystander, runBystander, sameBytes, startIsolationServer, watchRss, type IsolationServer } from "./bystander.js";
+
+/*
+ * Issue 27, items 5 and 6: one caller cannot stall or crash the others. Each attack runs against
+ * a server (a child process) while a bystander session makes its fixed calls (bystander.ts):
+ * unary and streamed gRPC and an HTTP chat completion, each with a declared latency. Measured in
+ * the same test, a quiet run of the same calls comes first. Then:
+ *
+ * - the bystander's p99 is within 250 ms of the quiet run's, and every call answered right;
+ * - its episode bytes (GetEpisode and ExportEpisode) are the quiet run's: the declared timeline
+ *   makes them independent of load;
+ * - the server's event loop was never held more than 50 ms in a row (its `event loop held` log
+ *   lines, `--loop-warn 1ms`: monitorEventLoopDelay inside the server; reported only in the
+ *   loaded CI step, see underLoad);
+ * - its RSS grew at most the attack's bound meanwhile, and it did not exit;
+ * - the attack's own promise held (a refusal, a clipped echo, stalled calls released);
+ * - afterwards, checkAfterBatch: a good call answers, and RSS and fds are back within bounds.
+ *
+ * Every figure goes to the log as one `isolation:` line (docs/operations.md, "Isolation"). The
+ * checks are soft, so a failing attack still reports all of them. A server that exited is
+ * replaced before the next attack, so each attack's figures are its own.
+ */
+
+/**
+ * Set by the loaded CI step (.ci/run.d/20-under-load.sh), which runs this file beside a busy loop
+ * per core: there the server's loop also waits for a core (its longest stall in a quiet run is
+ * 200-250 ms on 2 cores), so the 50 ms bound on what one request holds cannot be told apart from
+ * the scheduler's share. Every other check holds there as here.
+ */
+const underLoad = process.env["MODELSTUB_ISOLATION_UNDER_LOAD"] === "1";
+
+/** RSS growth bounds while an attack runs, in MB. Stalled or large streams: 16 MiB a stream (the regression test's bound). */
+const streamsRssBoundMb = 64 * 16;
+/** Anything else: a few requests of at most 8 MiB each. */
+const requestsRssBoundMb = 512;
+
+const attacks: [string, Attack, number][] = [
+  ["deep script x3: LoadScript of `entries: ` + 2000-deep brackets (4 KB)", repeatedControl("LoadScript", `entries: ${nested(2000)}`, 3), requestsRssBoundMb],
+  ["deep script x3: LoadScript of 250,000-deep brackets (488 KB)", repeatedControl("LoadScript", nested(250_000), 3), requestsRssBoundMb],
+  ["deep fault plan x3: SetFaultPlan of `rules: ` + 2000-deep brackets (4 KB)", repeatedControl("SetFaultPlan", `rules: ${nested(2000)}`, 3), requestsRssBoundMb],
+  ["deep fault plan x3: SetFaultPlan of `rules: ` + 20,000-deep brackets (40 KB)", repeatedControl("SetFaultPlan", `rules: ${nested(20_000)}`, 3), requestsRssBoundMb],
+  ["64 stalled readers of gRPC GenerateStream (960 KB echoes)", stalledReaders("grpc", 64), streamsRssBoundMb],
+  ["64 stalled readers of chat completions SSE (960 KB echoes)", stalledReaders("chat", 64), streamsRssBoundMb],
+  ["64 stalled readers of /v1/responses SSE (960 KB echoes)", stalledReaders("responses", 64), streamsRssBoundMb],
+  ["64 stalled readers of /v1/messages SSE (960 KB echoes)", stalledReaders("messages", 64), streamsRssBoundMb],
+  ["a 1.04M-message body x3 to chat completions (3.1 MB)", repeatedPost("chat", millionMessages("chat"), 3), requestsRssBoundMb],
+  ["a 1.04M-message body x3 to /v1/responses (3.1 MB)", repeatedPost("responses", millionMessages("responses"), 3), requestsRssBoundMb],
+  ["a 1.04M-message body x3 to /v1/messages (3.1 MB)", repeatedPost("messages", millionMessages("messages"), 3), requestsRssBoundMb],
+  // gRPC clips an echoed value to about 0.5 KB; a 400 body carrying one so stays under 1 KB.
+  ["a 3 MB echoed `role` x3 to chat completions", repeatedPost("chat", echoedField("chat"), 3, 1024), requestsRssBoundMb],
+  ["a 3 MB echoed `type` x3 to /v1/responses", repeatedPost("responses", echoedField("responses"), 3, 1024), requestsRssBoundMb],
+  ["a 3 MB echoed `role` x3 to /v1/messages", repeatedPost("messages", echoedField("messages"), 3, 1024), requestsRssBoundMb],
+  ["64 large streamed echoes (960 KB each), read normally", streamedEchoes(64), streamsRssBoundMb],
+  // Item 5: a fetch or export of a large episode yields, where it held the loop up to a second.
+  ["a 60 MiB episode fetched x2 by GetEpisode (full, bytes_only) and ExportEpisode", largeEpisodeFetches(2), requestsRssBoundMb],
+];
+
+describe("a bystander session during each attack", () => {
+  let server: IsolationServer | undefined;
+  beforeEach(async () => {
+    if (server && server.exited() === undefined) return;
+    await server?.close();
+    server = await startIsolationServer();
+  }, 60_000);
+  afterAll(() => server?.close());
+
+  it.each(attacks)("gets its answers in time and its episode unchanged, and the server holds: %s", async (name, attack, rssBoundMb) => {
+    const s = server!;
+    await prepareBystander(s);
+    const quietStalls = await loopStallsSince(s);
+    const quiet = await runBystander(s);
+    const quietStallMs = await quietStalls();
+
+    await prepareBystander(s);
+    const stalls = await loopStallsSince(s);
+    const stopRss = watchRss(s);
+    let bystanderOver!: () => void;
+    const bystanderDone = new Promise<void>((r) => (bystanderOver = r));
+    const attacked = attack(s, bystanderDone).catch((err: unknown): AttackReport => ({ notes: [], failures: [`the attack threw: ${(err as Error).message}`] }));
+    const during = await runBystander(s);
+    bystanderOver();
+    const report = await attacked;
+    const rssPeakMb = stopRss();
+    const stallMs = await stalls();
+    const exited = s.exited();
+
+    const sameEpisode = sameBytes(during.getEpisode, quiet.getEpisode) && sameBytes(during.exportEpisode, quiet.exportEpisode);
+    console.log(
+      `isolation: ${name}: bystander p99 quiet ${quiet.p99Ms.toFixed(0)} ms, during ${during.p99Ms.toFixed(0)} ms (${during.failures.length} of ${during.latenciesMs.length} calls failed); ` +
+        `${underLoad ? "(under load) " : ""}loop longest stall quiet ${quietStallMs ?? "?"} ms, during ${stallMs ?? "(server exited)"} ms; RSS peak +${rssPeakMb.toFixed(0)} MB; ` +
+        `episode ${sameEpisode ? "same" : "DIFFERS"}; server ${exited === undefined ? "up" : `EXITED ${exited}`}; attack: ${report.notes.join("; ")}` +
+        (report.failures.length ? `; attack failures: ${report.failures.join("; ")}` : ""),
+    );
+
+    expect.soft(exited, `${name}: the server exited\n${s.output().stderr.slice(-2000)}`).toBeUndefined();
+    expect.soft(report.failures, `${name}: the attack's own promise`).toEqual([]);
+    expect.soft(quiet.failures, `${name}: the quiet run's calls`).toEqual([]);
+    expect.soft(during.failures, `${name}: the bystander's calls during the attack`).toEqual([]);
+    expect.soft(during.p99Ms, `${name}: bystander p99 during the attack, quiet ${quiet.p99Ms.toFixed(0)} ms + ${p99SlackMs} ms`).toBeLessThanOrEqual(quiet.p99Ms + p99SlackMs);
+    expect.soft(during.fetchFailures, `${name}: fetching the bystander's episode`).toEqual([]);
+    expect.soft(sameBytes(quiet.getEpisode, quiet.exportEpisode), `${name}: GetEpisode and ExportEpisode give the same bytes`).toBe(true);
+    expect.soft(sameEpisode, `${name}: the bystander's episode bytes equal the quiet run's`).toBe(true);
+    // Under the loaded CI step the figure is the scheduler's as much as the server's (a quiet
+    // run there shows 200-250 ms): reported, not bounded (underLoad).
+    if (!underLoad) expect.soft(stallMs, `${name}: the server's longest event-loop stall during the attack`).toBeLessThanOrEqual(loopStallBoundMs);
+    expect.soft(rssPeakMb, `${name}: RSS growth during the attack, bound ${rssBoundMb} MB`).toBeLessThanOrEqual(rssBoundMb);
+    if (exited === undefined) await checkAfterBatch(s, name);
+  });
+});
