@@ -10,6 +10,18 @@ import type { RenderedReply, StreamChunk } from "./render-reply.js";
  */
 export const maxStreamFrames = 4096;
 
+/**
+ * How much text (UTF-16 units) a coalesced frame carries at least, on average: a reply past
+ * maxStreamFrames chunks is coalesced into at most one frame per this much of its text (118
+ * frames for a 960 KB echo). Each frame costs the transport about the same CPU whatever it
+ * carries: bare grpc-js, passthrough serializers, spends 17 ms of CPU writing 4,097 messages of
+ * 240 bytes and 7 ms for 469 of 2 KiB, where one 960 KB message costs 1 ms and modelstub's
+ * whole unary call of that echo 6-8 ms. So no engine could stream that echo in 4,096 frames
+ * for less than three times its unary cost; in frames of 2 KiB it measured 2.7-3.1x, of 8 KiB
+ * 2.1-2.2x, of 16 KiB no better (docs/performance.md, "Streaming costs what unary costs").
+ */
+export const minCoalescedFrameChars = 8192;
+
 /** The content frames of a reply: `counts[i]` is how many of the script's chunks frame i carries (one each when absent). */
 export interface FramePlan {
   frames: StreamChunk[];
@@ -51,8 +63,9 @@ function sourcesOf(rendered: RenderedReply): Source[] {
 }
 
 /**
- * Plans a reply's content frames: its chunks as they are, or coalesced to at most
- * maxStreamFrames frames. A coalesced frame joins consecutive chunks of one run: the text, or
+ * Plans a reply's content frames: its chunks as they are, or, past maxStreamFrames of them,
+ * coalesced to at most one frame per minCoalescedFrameChars of the reply's text (and never more
+ * than maxStreamFrames). A coalesced frame joins consecutive chunks of one run: the text, or
  * one tool call's argument fragments (a tool call's header frame stays alone). No frame spans
  * the break (`breakAt`), so a break still comes after exactly its chunks. Every frame is a slice
  * of the response's own text (a listed chunk, alone in its frame, is the script's own string):
@@ -64,7 +77,9 @@ export function planFrames(rendered: RenderedReply, breakAt: number): FramePlan 
   // Runs: the sources' chunks cut at the break, as [source, first chunk, end chunk) in the source.
   const runs: [Source, number, number][] = [];
   let total = 0;
+  let chars = 0;
   for (const s of sources) {
+    chars += s.text.length;
     const count = s.ends.length;
     if (count === 0) continue;
     const cut = breakAt - total;
@@ -81,10 +96,11 @@ export function planFrames(rendered: RenderedReply, breakAt: number): FramePlan 
   // frames allowed (thousands of tool calls), every run becomes one frame.
   let group = 1;
   if (total > maxStreamFrames) {
+    const most = Math.min(maxStreamFrames, Math.ceil(chars / minCoalescedFrameChars));
     let hi = total;
     while (group < hi) {
       const mid = (group + hi) >>> 1;
-      if (framesWith(mid) <= maxStreamFrames) hi = mid;
+      if (framesWith(mid) <= most) hi = mid;
       else group = mid + 1;
     }
   }
