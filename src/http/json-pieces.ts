@@ -1,9 +1,10 @@
 /**
- * About how much text (in UTF-16 units, before escaping) one piece of a long JSON string holds:
- * with Node's 16 KiB response buffer, a stalled reader holds at most that buffer plus one piece
- * (8 KiB of text is at most 48 KiB escaped: six bytes for a control character).
+ * How much text (in UTF-16 units, before escaping) one piece of a long JSON string holds, at
+ * least (but the last) and at most twice over: with Node's 16 KiB response buffer, a stalled
+ * reader holds at most that buffer plus one piece (8 KiB of text is at most 48 KiB escaped: six
+ * bytes for a control character).
  */
-export const pieceChars = 8192;
+export const pieceChars = 4096;
 
 /**
  * A text kept as the parts it arrived in (a stream's deltas), written in JSON as the one string
@@ -49,24 +50,26 @@ function isHighSurrogate(c: number): boolean {
 }
 
 /**
- * The JSON escape of the text `parts` join to, in pieces of about pieceChars of text, equal byte
- * for byte to JSON.stringify of the joined text (without its quotes). JSON.stringify escapes a
- * lone surrogate, so no piece ends between the two halves of a pair: a piece that ends on a
- * high surrogate leaves it to the next.
+ * The JSON escape of the text `parts` join to, in pieces of pieceChars to twice that of text (a
+ * stream's deltas, about 8 KiB each, are escaped as they are, not cut and joined to their
+ * neighbours), equal byte for byte to JSON.stringify of the
+ * joined text (without its quotes). JSON.stringify escapes a lone surrogate, so no piece ends
+ * between the two halves of a pair: a piece that ends on a high surrogate leaves it to the next.
  */
 function* stringPieces(parts: readonly string[]): Generator<string> {
   let carry = "";
   for (const part of parts) {
     let at = 0;
     while (at < part.length) {
-      const end = Math.min(part.length, at + pieceChars - carry.length);
-      let text = carry + part.slice(at, end);
+      // Small parts gather into one piece; a long one is cut into pieces of pieceChars.
+      const end = carry.length + part.length - at <= 2 * pieceChars ? part.length : at + pieceChars - carry.length;
+      let text = at === 0 && end === part.length ? carry + part : carry + part.slice(at, end);
       at = end;
-      if (text.length < pieceChars && at === part.length) {
-        carry = text;
-        break;
-      }
       carry = "";
+      if (text.length < pieceChars) {
+        carry = text;
+        continue;
+      }
       if (isHighSurrogate(text.charCodeAt(text.length - 1))) {
         carry = text.slice(-1);
         text = text.slice(0, -1);
