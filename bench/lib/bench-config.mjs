@@ -33,6 +33,7 @@ export const cfg = quick
       timing: { calls: 200, latencyMs: 100 },
       http: { concurrency: [1, 16, 64], count: 400, warmup: 100, startupRuns: 3 },
       inprocess: { calls: 20_000, warmup: 20_000 },
+      echo: { calls: 5, warmup: 2, words: 192_000 },
     }
   : {
       rounds: 3,
@@ -44,6 +45,7 @@ export const cfg = quick
       timing: { calls: 1000, latencyMs: 100 },
       http: { concurrency: [1, 16, 64], durationMs: 5000, warmup: 2000, startupRuns: 10 },
       inprocess: { calls: 100_000, warmup: 20_000 },
+      echo: { calls: 9, warmup: 2, words: 192_000 },
     };
 if (argv.rounds) cfg.rounds = Number(argv.rounds);
 
@@ -64,8 +66,9 @@ export const TARGETS = {
   virtualRatio: 1.2, // <= x the floor's wall time for the same calls over gRPC
   virtualInProcessWallMs: 2000, // < for 10,000 entries of 1 s through the in-process port
   scalePeakRssRatio: 1.1, // <= x the floor's peak RSS with 10,000 hung calls
+  echoStreamCpu: 2, // <= x the server CPU of the same 960 KB echo unary, streamed on each front (issue 27)
 };
 
-export const sections = ["unary", "stream", "inprocess", "startup", "virtual", "scale", "timing", "http"];
+export const sections = ["unary", "stream", "inprocess", "startup", "virtual", "scale", "timing", "http", "echo"];
 export const only = argv.only ? new Set(argv.only.split(",")) : new Set(sections);
 export const log = (...a) => process.stderr.write(`bench: ${a.join(" ")}\n`);

@@ -60,6 +60,7 @@ export const results = {
   scale: null,
   timing: null,
   http: null,
+  echo: null,
   peer: null,
   peers: [],
 };

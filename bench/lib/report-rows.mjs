@@ -4,6 +4,7 @@
 import { cfg, TARGETS } from "./bench-config.mjs";
 import { results } from "./bench-setup.mjs";
 import { STREAM_CHUNKS } from "./payloads.mjs";
+import { echoRows } from "./report-echo-rows.mjs";
 import { httpRows, peerRows } from "./report-peer-rows.mjs";
 import { round } from "./stats.mjs";
 
@@ -77,6 +78,7 @@ export function reportRows() {
     row(`Timing: ${t.calls} x ${t.declaredMs} ms, error p99 ms`, m ? f(m.errorMs.p99, 2) : pending, f(t.floor.errorMs.p99, 2), m ? `${m.excessErrorMs.p99 >= 0 ? "+" : ""}${f(m.excessErrorMs.p99, 2)} ms` : "-", `<= ${T.timingErrorP99Ms} ms over floor`, pass);
   }
   httpRows(ctx);
+  echoRows(ctx);
   peerRows(ctx);
   results.verdicts = verdicts;
   return { verdicts, rows };

@@ -14,6 +14,7 @@ import { reportRows } from "./report-rows.mjs";
 import { round } from "./stats.mjs";
 import { writeRatioChart } from "./write-ratio-chart.mjs";
 import { writeReadmeTable } from "./write-readme-table.mjs";
+import { measureEcho } from "../sections/measure-echo.mjs";
 import { measureHttp } from "../sections/measure-http.mjs";
 import { measureInprocess } from "../sections/measure-inprocess.mjs";
 import { measureScale } from "../sections/measure-scale.mjs";
@@ -27,7 +28,7 @@ import { measureVirtual } from "../sections/measure-virtual.mjs";
 // the results object): bench-setup.mjs. Servers: start-servers.mjs. Load: grpc-load.mjs.
 // Verdicts and output: report-rows.mjs, print-report.mjs. Each measurement is in ../sections/,
 // returns a plain object for the JSON, and takes the servers it needs.
-const measures = { unary: measureUnary, stream: measureStream, inprocess: measureInprocess, startup: measureStartup, virtual: measureVirtual, scale: measureScale, timing: measureTiming, http: measureHttp };
+const measures = { unary: measureUnary, stream: measureStream, inprocess: measureInprocess, startup: measureStartup, virtual: measureVirtual, scale: measureScale, timing: measureTiming, http: measureHttp, echo: measureEcho };
 
 export async function runBench() {
   const failures = [];

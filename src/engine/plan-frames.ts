@@ -1,3 +1,4 @@
+import { chunkEnds } from "../shared/split-chunks.js";
 import type { RenderedReply, StreamChunk } from "./render-reply.js";
 
 /**
@@ -9,6 +10,18 @@ import type { RenderedReply, StreamChunk } from "./render-reply.js";
  */
 export const maxStreamFrames = 4096;
 
+/**
+ * How much text (UTF-16 units) a coalesced frame carries at least, on average: a reply past
+ * maxStreamFrames chunks is coalesced into at most one frame per this much of its text (118
+ * frames for a 960 KB echo). Each frame costs the transport about the same CPU whatever it
+ * carries: bare grpc-js, passthrough serializers, spends 17 ms of CPU writing 4,097 messages of
+ * 240 bytes and 7 ms for 469 of 2 KiB, where one 960 KB message costs 1 ms and modelstub's
+ * whole unary call of that echo 6-8 ms. So no engine could stream that echo in 4,096 frames
+ * for less than three times its unary cost; in frames of 2 KiB it measured 2.7-3.1x, of 8 KiB
+ * 2.1-2.2x, of 16 KiB no better (docs/performance.md, "Streaming costs what unary costs").
+ */
+export const minCoalescedFrameChars = 8192;
+
 /** The content frames of a reply: `counts[i]` is how many of the script's chunks frame i carries (one each when absent). */
 export interface FramePlan {
   frames: StreamChunk[];
@@ -16,70 +29,97 @@ export interface FramePlan {
 }
 
 /**
- * Plans a reply's content frames: its chunks as they are, or coalesced to at most
- * maxStreamFrames frames. A coalesced frame joins consecutive chunks of one run: the text, or
+ * One stretch of the reply's chunks, in stream order: the text, a tool call's header (one chunk,
+ * always a frame of its own), or a tool call's arguments; `ends[i]` is where its chunk i ends in
+ * `text`. The text's chunks may be listed by the script (`listed`, which join to the text).
+ */
+interface Source {
+  kind: "text" | "header" | "arguments";
+  /** The tool call's index (tool sources). */
+  index: number;
+  text: string;
+  listed: readonly string[] | undefined;
+  ends: Uint32Array;
+}
+
+const headerEnds = new Uint32Array(1);
+
+function listedEnds(listed: readonly string[]): Uint32Array {
+  const ends = new Uint32Array(listed.length);
+  let at = 0;
+  listed.forEach((c, i) => (ends[i] = at += c.length));
+  return ends;
+}
+
+function sourcesOf(rendered: RenderedReply): Source[] {
+  const { response, textChunks, chunking } = rendered;
+  const text = response.message?.content ?? "";
+  const sources: Source[] = [{ kind: "text", index: 0, text, listed: textChunks, ends: textChunks ? listedEnds(textChunks) : chunkEnds(text, chunking) }];
+  response.message?.toolCalls.forEach((c, index) => {
+    sources.push({ kind: "header", index, text: "", listed: undefined, ends: headerEnds });
+    sources.push({ kind: "arguments", index, text: c.arguments, listed: undefined, ends: chunkEnds(c.arguments, chunking) });
+  });
+  return sources;
+}
+
+/**
+ * Plans a reply's content frames: its chunks as they are, or, past maxStreamFrames of them,
+ * coalesced to at most one frame per minCoalescedFrameChars of the reply's text (and never more
+ * than maxStreamFrames). A coalesced frame joins consecutive chunks of one run: the text, or
  * one tool call's argument fragments (a tool call's header frame stays alone). No frame spans
- * the break (`breakAt`), so a break still comes after exactly its chunks. The joined text is a
- * slice of the response's own text, which the chunks join to exactly: nothing is copied.
- * A separate function so the full chunk list is garbage once planned, never held by a call
- * waiting on a slow reader.
+ * the break (`breakAt`), so a break still comes after exactly its chunks. Every frame is a slice
+ * of the response's own text (a listed chunk, alone in its frame, is the script's own string):
+ * nothing is copied, and no chunk is made a string of its own: one pass over the text finds
+ * where its chunks end (chunkEnds), and each frame is cut at those ends.
  */
 export function planFrames(rendered: RenderedReply, breakAt: number): FramePlan {
-  const chunks = rendered.chunks();
-  if (chunks.length <= maxStreamFrames) return { frames: chunks, counts: undefined };
-  const header = new Uint8Array(chunks.length);
-  const runStarts: number[] = [];
-  for (let i = 0; i < chunks.length; i++) {
-    const c = chunks[i]!;
-    const p = chunks[i - 1];
-    if (c.kind === "tool" && (p === undefined || p.kind !== "tool" || p.index !== c.index)) header[i] = 1;
-    if (i === 0 || i === breakAt || header[i] || header[i - 1]) runStarts.push(i);
+  const sources = sourcesOf(rendered);
+  // Runs: the sources' chunks cut at the break, as [source, first chunk, end chunk) in the source.
+  const runs: [Source, number, number][] = [];
+  let total = 0;
+  let chars = 0;
+  for (const s of sources) {
+    chars += s.text.length;
+    const count = s.ends.length;
+    if (count === 0) continue;
+    const cut = breakAt - total;
+    if (cut > 0 && cut < count) runs.push([s, 0, cut], [s, cut, count]);
+    else runs.push([s, 0, count]);
+    total += count;
   }
-  runStarts.push(chunks.length);
   const framesWith = (group: number) => {
     let n = 0;
-    for (let r = 0; r + 1 < runStarts.length; r++) n += Math.ceil((runStarts[r + 1]! - runStarts[r]!) / group);
+    for (const [, a, b] of runs) n += Math.ceil((b - a) / group);
     return n;
   };
   // The smallest group that fits: frames only get fewer as groups grow. With more runs than
   // frames allowed (thousands of tool calls), every run becomes one frame.
-  let lo = 1;
-  let hi = chunks.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (framesWith(mid) <= maxStreamFrames) hi = mid;
-    else lo = mid + 1;
-  }
-  const message = rendered.response.message;
-  const frames: StreamChunk[] = [];
-  const counts: number[] = [];
-  let offset = 0; // into the text, or into the current tool call's arguments
-  for (let r = 0; r + 1 < runStarts.length; r++) {
-    const end = runStarts[r + 1]!;
-    for (let a = runStarts[r]!; a < end; a += lo) {
-      const b = Math.min(a + lo, end);
-      const first = chunks[a]!;
-      if (header[a]) offset = 0;
-      if (b - a === 1 || header[a]) {
-        frames.push(first);
-        counts.push(1);
-        if (!header[a]) offset += first.kind === "text" ? first.text.length : first.arguments.length;
-        continue;
-      }
-      let length = 0;
-      for (let i = a; i < b; i++) {
-        const c = chunks[i]!;
-        length += c.kind === "text" ? c.text.length : c.arguments.length;
-      }
-      if (first.kind === "text") {
-        frames.push({ kind: "text", text: (message?.content ?? "").slice(offset, offset + length) });
-      } else {
-        const args = message?.toolCalls[first.index]?.arguments ?? "";
-        frames.push({ kind: "tool", index: first.index, id: "", name: "", arguments: args.slice(offset, offset + length) });
-      }
-      counts.push(b - a);
-      offset += length;
+  let group = 1;
+  if (total > maxStreamFrames) {
+    const most = Math.min(maxStreamFrames, Math.ceil(chars / minCoalescedFrameChars));
+    let hi = total;
+    while (group < hi) {
+      const mid = (group + hi) >>> 1;
+      if (framesWith(mid) <= most) hi = mid;
+      else group = mid + 1;
     }
   }
-  return { frames, counts };
+  const frames: StreamChunk[] = [];
+  const counts: number[] = [];
+  const calls = rendered.response.message?.toolCalls ?? [];
+  for (const [s, first, end] of runs) {
+    if (s.kind === "header") {
+      const c = calls[s.index]!;
+      frames.push({ kind: "tool", index: s.index, id: c.id, name: c.name, arguments: "" });
+      counts.push(1);
+      continue;
+    }
+    for (let a = first; a < end; a += group) {
+      const n = Math.min(group, end - a);
+      const text = s.listed && n === 1 ? s.listed[a]! : s.text.slice(a === 0 ? 0 : s.ends[a - 1]!, s.ends[a + n - 1]!);
+      frames.push(s.kind === "text" ? { kind: "text", text } : { kind: "tool", index: s.index, id: "", name: "", arguments: text });
+      counts.push(n);
+    }
+  }
+  return { frames, counts: group === 1 ? undefined : counts };
 }

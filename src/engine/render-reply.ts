@@ -2,13 +2,21 @@ import { Role, type GenerateRequest, type GenerateResponse, type Message, type T
 import type { CompiledReply, TemplateContext } from "../script/compiled-script.js";
 import { countReplyTokens, countRequestTokens } from "../shared/count-tokens.js";
 import type { CallIds } from "../shared/call-ids.js";
-import { splitChunks } from "../shared/split-chunks.js";
+import { splitChunks, type Chunking } from "../shared/split-chunks.js";
 import { maxTemplateOutputBytes, TemplateTooLargeError } from "../shared/template-too-large-error.js";
 
-/** A reply rendered for one call: the whole response, and its stream chunks on demand. */
+/** A reply rendered for one call: the whole response, and how it is cut into stream chunks. */
 export interface RenderedReply {
   response: GenerateResponse;
-  /** Content chunks in stream order: text deltas, then each tool call's header and fragments. */
+  /** The text's chunks as the script lists them (they join to the text), or undefined: cut by `chunking`. */
+  textChunks: readonly string[] | undefined;
+  /** How the text (when it lists no chunks) and each tool call's arguments are cut. */
+  chunking: Chunking;
+  /**
+   * Content chunks in stream order, as strings: text deltas, then each tool call's header and
+   * fragments. One object per chunk (half a million for a 1 MiB echo): the engine plans its
+   * frames without them (plan-frames.ts); the recorder answers in them.
+   */
   chunks(): StreamChunk[];
 }
 
@@ -46,6 +54,8 @@ export function renderReply(reply: CompiledReply, ctx: TemplateContext, request:
   const response: GenerateResponse = { $typeName: "modelstub.v1.GenerateResponse", id: ids.response, model: ctx.model, message, finishReason: reply.finishReason, usage };
   return {
     response,
+    textChunks: explicitChunks,
+    chunking: reply.chunking,
     chunks() {
       const out: StreamChunk[] = (explicitChunks ?? splitChunks(text, reply.chunking)).map((t) => ({ kind: "text", text: t }));
       toolCalls.forEach((c, index) => {

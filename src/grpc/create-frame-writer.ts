@@ -1,7 +1,11 @@
+import { createPacedWriter, type PaceSink } from "../engine/paced-writer.js";
+
 /** The part of a grpc-js writable call a FrameWriter uses. */
 export interface FrameSink<T> {
   /** grpc-js calls `written` back once HTTP/2 has taken the message (never, once the call is cut off). */
   write(message: T, written: () => void): boolean;
+  /** Set by grpc-js once the call is cut off (the client cancelled, its deadline passed). */
+  readonly cancelled?: boolean;
 }
 
 /** Writes one streaming call's messages to grpc-js with back-pressure (see createFrameWriter). */
@@ -18,11 +22,11 @@ export interface FrameWriter<T> {
  * grpc-js takes every message it is given: its write() returning false is advice, and it buffers
  * whatever comes after. So this counts the bytes handed over (`size` of each message) and not yet
  * written to HTTP/2, and once they pass `maxUnwrittenBytes` (or grpc-js's own buffer of 16
- * messages is full) write() answers a promise that resolves when all of them are written. A
- * caller that waits for it holds in transport buffers at most `maxUnwrittenBytes` plus the
- * message that crossed it. A call cut off meanwhile is never written back to (grpc-js drops the
- * callbacks): the caller must stop waiting on the call's cancellation, and release() settles the
- * promise.
+ * messages is full) the sink is full until all of them are written: the paced writer every
+ * streaming front shares (engine/paced-writer.ts) then holds the next frame. A caller that waits
+ * holds in transport buffers at most `maxUnwrittenBytes` plus the message that crossed it. A call
+ * cut off meanwhile is never written back to (grpc-js drops the callbacks): the caller must stop
+ * waiting on the call's cancellation, and release() settles the promise.
  */
 export function createFrameWriter<T>(call: FrameSink<T>, size: (message: T) => number, maxUnwrittenBytes: number): FrameWriter<T> {
   let frames = 0;
@@ -46,18 +50,33 @@ export function createFrameWriter<T>(call: FrameSink<T>, size: (message: T) => n
       settle();
     }
   };
-  return {
-    write(message) {
+  const sink: PaceSink<T> = {
+    put(message) {
       const n = size(message);
       frames++;
       bytes += n;
       sizes.push(n);
-      if (call.write(message, onWritten) && bytes <= maxUnwrittenBytes) return undefined;
-      return new Promise<void>((resolve) => (room = resolve));
+      return call.write(message, onWritten) && bytes <= maxUnwrittenBytes;
     },
+    onRoom(resume) {
+      if (frames === 0) {
+        queueMicrotask(resume);
+        return () => {};
+      }
+      room = resume;
+      return () => (room = undefined);
+    },
+    gone: () => call.cancelled === true,
+  };
+  const paced = createPacedWriter(sink);
+  return {
+    write: (message) => paced.write([message]),
     written() {
       return frames === 0 ? Promise.resolve() : new Promise<void>((resolve) => (idle = resolve));
     },
-    release: settle,
+    release() {
+      paced.release();
+      settle();
+    },
   };
 }

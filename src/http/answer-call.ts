@@ -10,7 +10,8 @@ import type { BodyDigest, DroppedRequests } from "./dropped-requests.js";
 import { sseHeaders } from "./dialect.js";
 import type { HttpRequestLog } from "./http-log.js";
 import { createdOf } from "./openai-wire.js";
-import { sendError, sendJson, streamWriter } from "./send.js";
+import { createPacedWriter } from "../engine/paced-writer.js";
+import { responseSink, sendError, sendJson } from "./send.js";
 
 /** Who a model call over HTTP is for: session and step from the x-modelstub-* headers. */
 export interface CallTarget {
@@ -77,7 +78,7 @@ export async function answerCall(stub: Stub, res: ServerResponse, call: DialectC
   };
   res.on("close", onClose);
   // Back-pressure: a client that stops reading holds the call, not the server's memory.
-  const events = streamWriter(res);
+  const events = createPacedWriter(responseSink(res));
   let created = createdOf(0);
   let writer: DialectStream | undefined;
   let log: CallLog | undefined;
@@ -113,10 +114,7 @@ export async function answerCall(stub: Stub, res: ServerResponse, call: DialectC
         return events.write(writer.frame(frame));
       },
     })
-    .finally(() => {
-      res.off("close", onClose);
-      events.release();
-    });
+    .finally(() => res.off("close", onClose));
   // No call log: the stub refused the call before running it (draining, a cap), and it is in
   // no episode; the log line still says who was refused and why.
   const fields: Partial<HttpRequestLog> = log
@@ -124,33 +122,48 @@ export async function answerCall(stub: Stub, res: ServerResponse, call: DialectC
     : result.kind === "status"
       ? refused(result.status.code, result.status.message)
       : {};
-  if (res.destroyed && result.kind !== "drop") return { ...fields, status: 499 };
-  switch (result.kind) {
-    case "ok":
-      if (stream) {
-        res.end(writer ? writer.end() : "");
-      } else {
-        sendJson(res, 200, dialect.unaryBody(result.response, created), dialect.headers?.(result.response.id));
-      }
-      return { ...fields, status: 200 };
-    case "status": {
-      // A call that ran has its response id, which names its error answer as it would its reply.
-      const id = log ? responseIdOf(log.session, log.sequence) : undefined;
-      const answer = dialect.errorOf(result.status, id);
-      if (res.headersSent) {
-        // Mid-stream the status line is long gone: the dialect's error event, then the end of
-        // the body without its closing event. The official SDKs throw an APIError on it.
-        res.end(writer ? writer.error(answer) : "");
+  try {
+    // The engine hands over the final frame without waiting on it: its events (the Responses
+    // API's repeat the whole reply) go as the reader takes them, before the answer ends.
+    await events.flushed();
+    if (res.destroyed && result.kind !== "drop") return { ...fields, status: 499 };
+    switch (result.kind) {
+      case "ok":
+        if (stream) {
+          res.end(writer ? writer.end() : "");
+        } else {
+          sendJson(res, 200, dialect.unaryBody(result.response, created), dialect.headers?.(result.response.id));
+        }
         return { ...fields, status: 200 };
+      case "status": {
+        // A call that ran has its response id, which names its error answer as it would its reply.
+        const id = log ? responseIdOf(log.session, log.sequence) : undefined;
+        const answer = dialect.errorOf(result.status, id);
+        if (res.headersSent) {
+          // Mid-stream the status line is long gone: the dialect's error event, then the end of
+          // the body without its closing event. The official SDKs throw an APIError on it.
+          if (writer) {
+            events.write(writer.error(answer))?.catch(() => {});
+            await events.flushed();
+          }
+          res.end();
+          return { ...fields, status: 200 };
+        }
+        sendError(res, id === undefined ? answer : { ...answer, headers: [...answer.headers, ...(dialect.headers?.(id) ?? [])] });
+        return { ...fields, status: answer.status };
       }
-      sendError(res, id === undefined ? answer : { ...answer, headers: [...answer.headers, ...(dialect.headers?.(id) ?? [])] });
-      return { ...fields, status: answer.status };
+      case "drop":
+        drops?.tracker.dropped(target.session, drops.body);
+        dropLink(res);
+        return { ...fields, status: 0 };
+      case "aborted":
+        return { ...fields, status: 499 };
     }
-    case "drop":
-      drops?.tracker.dropped(target.session, drops.body);
-      dropLink(res);
-      return { ...fields, status: 0 };
-    case "aborted":
-      return { ...fields, status: 499 };
+  } catch {
+    // A dialect failed to make an event (a bug): the body is cut off rather than ended as if whole.
+    res.destroy();
+    return { ...fields, status: 500 };
+  } finally {
+    events.release();
   }
 }

@@ -1,4 +1,5 @@
 import { FinishReason, type GenerateResponse, type GenerateStreamResponse, type Usage } from "../../gen/modelstub/v1/model_pb.js";
+import { jsonPieces } from "./json-pieces.js";
 
 // Anthropic Messages wire shapes: the unary `message` object and the SSE events of a stream.
 
@@ -96,13 +97,16 @@ export function messageBody(response: GenerateResponse): object {
   return messageOf(response.id, response.model, content, stopReasonOf(response.finishReason), response.usage);
 }
 
-/** One SSE event of type `type`: Anthropic names every event, and the Python SDK skips unnamed ones. */
-export function sseEvent(type: string, body: object): string {
-  return `event: ${type}\ndata: ${JSON.stringify(body)}\n\n`;
+/**
+ * One SSE event of type `type`, in the pieces it is written in (jsonPieces): Anthropic names
+ * every event, and the Python SDK skips unnamed ones.
+ */
+export function sseEvent(type: string, body: object): Iterable<string> {
+  return jsonPieces(`event: ${type}\ndata: `, body, "\n\n");
 }
 
 /** The last event of a stream that ended well. */
-export const messageStopEvent = sseEvent("message_stop", { type: "message_stop" });
+export const messageStopEvent = `event: message_stop\ndata: ${JSON.stringify({ type: "message_stop" })}\n\n`;
 
 /**
  * Turns engine stream frames into Anthropic's SSE events, one engine frame to its own events, so
@@ -124,66 +128,65 @@ export class MessageStreamWriter {
   /** The engine's index of the tool call whose block is open, -1 when none (or text) is. */
   private tool = -1;
 
-  private start(f: GenerateStreamResponse): string {
+  private *start(f: GenerateStreamResponse): Generator<string> {
     const message = messageOf(f.id, f.model, [], null, undefined);
-    return sseEvent("message_start", { type: "message_start", message }) + sseEvent("ping", { type: "ping" });
+    yield* sseEvent("message_start", { type: "message_start", message });
+    yield* sseEvent("ping", { type: "ping" });
   }
 
-  private close(): string {
-    if (this.open < 0) return "";
-    const out = sseEvent("content_block_stop", { type: "content_block_stop", index: this.open });
+  private *close(): Generator<string> {
+    if (this.open < 0) return;
+    yield* sseEvent("content_block_stop", { type: "content_block_stop", index: this.open });
     this.open = -1;
-    return out;
   }
 
-  private begin(block: object): string {
-    const out = this.close();
+  private *begin(block: object): Generator<string> {
+    yield* this.close();
     this.open = this.blocks++;
-    return out + sseEvent("content_block_start", { type: "content_block_start", index: this.open, content_block: block });
+    yield* sseEvent("content_block_start", { type: "content_block_start", index: this.open, content_block: block });
   }
 
-  private delta(delta: object): string {
+  private delta(delta: object): Iterable<string> {
     return sseEvent("content_block_delta", { type: "content_block_delta", index: this.open, delta });
   }
 
-  /** The SSE text of one engine frame: message_start and ping first, then its own events. */
-  frame(f: GenerateStreamResponse): string {
-    let out = "";
+  /** The SSE events of one engine frame, made as the writer pulls them: message_start and ping first, then its own events. */
+  *frame(f: GenerateStreamResponse): Generator<string> {
     if (!this.started) {
       this.started = true;
-      out += this.start(f);
+      yield* this.start(f);
     }
     switch (f.frame.case) {
       case "textDelta":
         // An empty chunk says nothing: unary sends no empty text block either. The engine sends
         // all text before any tool call, so the text block is block 0 when there is one.
-        if (f.frame.value === "") return out;
-        if (this.open < 0 || this.tool >= 0) out += this.begin(textBlock(""));
+        if (f.frame.value === "") return;
+        if (this.open < 0 || this.tool >= 0) yield* this.begin(textBlock(""));
         this.tool = -1;
-        return out + this.delta({ type: "text_delta", text: f.frame.value });
+        yield* this.delta({ type: "text_delta", text: f.frame.value });
+        return;
       case "toolCallDelta": {
         const d = f.frame.value;
         if (d.index !== this.tool || this.open < 0) {
-          out += this.begin(toolUseBlock(d.id, d.name, {}));
+          yield* this.begin(toolUseBlock(d.id, d.name, {}));
           this.tool = d.index;
         }
-        return d.arguments === "" ? out : out + this.delta({ type: "input_json_delta", partial_json: d.arguments });
+        if (d.arguments !== "") yield* this.delta({ type: "input_json_delta", partial_json: d.arguments });
+        return;
       }
       case "final": {
         const { finishReason, usage } = f.frame.value;
         const u = usageOf(usage);
-        out += this.close();
-        return (
-          out +
-          sseEvent("message_delta", {
-            type: "message_delta",
-            delta: { stop_reason: stopReasonOf(finishReason), stop_sequence: null, stop_details: null, container: null },
-            usage: { input_tokens: u.input_tokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: u.output_tokens, output_tokens_details: null, server_tool_use: null },
-          })
-        );
+        yield* this.close();
+        yield* sseEvent("message_delta", {
+          type: "message_delta",
+          delta: { stop_reason: stopReasonOf(finishReason), stop_sequence: null, stop_details: null, container: null },
+          usage: { input_tokens: u.input_tokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: u.output_tokens, output_tokens_details: null, server_tool_use: null },
+        });
+        return;
       }
       case undefined:
-        return out;
+        return;
     }
   }
 }

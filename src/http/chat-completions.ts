@@ -34,10 +34,12 @@ function chatDialect(includeUsage: boolean, comments: boolean): Dialect {
       const chunks = new ChunkWriter(created, includeUsage);
       let first = comments;
       return {
-        frame: (f) => {
-          if (!first) return chunks.frame(f);
-          first = false;
-          return processingComment + chunks.frame(f);
+        *frame(f) {
+          if (first) {
+            first = false;
+            yield processingComment;
+          }
+          yield* chunks.frame(f);
         },
         end: () => doneEvent,
         // An error event in OpenAI's shape, then the end of the body without [DONE].

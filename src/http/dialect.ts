@@ -25,14 +25,19 @@ export interface Dialect {
   stream(created: number): DialectStream;
 }
 
-/** Writes one streamed answer as server-sent events. */
+/**
+ * Writes one streamed answer as server-sent events. Events are iterables of the pieces they are
+ * written in, made as the writer pulls them (a generator): the writer takes the next piece only
+ * when the response has room (engine/paced-writer.ts), so nothing is rendered ahead of a slow
+ * reader, and an event carrying a long text is never one long string (see json-pieces.ts).
+ */
 export interface DialectStream {
-  /** The SSE text of one engine frame, the final frame included (may be several events, or none). */
-  frame(f: GenerateStreamResponse): string;
+  /** The SSE events of one engine frame, the final frame included (may be several events, or none). */
+  frame(f: GenerateStreamResponse): Iterable<string>;
   /** What follows the final frame of a stream that ended well (OpenAI's `[DONE]`; may be ""). */
   end(): string;
   /** The event that reports an error once the 200 and some events have gone out. */
-  error(e: HttpError): string;
+  error(e: HttpError): Iterable<string>;
 }
 
 /** The headers of every streamed answer. */

@@ -38,16 +38,26 @@ export class DroppedRequests {
 /** A request body's digest, computed when first asked for. */
 export type BodyDigest = () => string;
 
+function hash(text: string): string {
+  return createHash("sha256").update(text).digest("base64");
+}
+
 /**
  * The digest of `body`, when asked for. A body up to 64 KiB is held by the call until then (most
  * calls never ask); a larger one is hashed now, so a call that waits does not hold megabytes.
+ * Each closure is made in a function of its own: closures made in one function share its scope,
+ * and the hashed digest's closure kept the whole body (4.7 MB of a 960 KB echo of control
+ * characters, escaped) alive for as long as its call waited on a stalled reader.
  */
 export function bodyDigest(body: string): BodyDigest {
-  const hash = (text: string) => createHash("sha256").update(text).digest("base64");
-  if (body.length > 65_536) {
-    const d = hash(body);
-    return () => d;
-  }
+  return body.length > 65_536 ? known(hash(body)) : later(body);
+}
+
+function known(digest: string): BodyDigest {
+  return () => digest;
+}
+
+function later(body: string): BodyDigest {
   let d: string | undefined;
   return () => (d ??= hash(body));
 }

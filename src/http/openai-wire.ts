@@ -1,4 +1,5 @@
 import { FinishReason, type GenerateResponse, type GenerateStreamResponse, type Usage } from "../../gen/modelstub/v1/model_pb.js";
+import { jsonPieces } from "./json-pieces.js";
 
 /**
  * The epoch second every `created` counts from: 2023-11-14T22:13:20Z. A call's `created` is this
@@ -78,7 +79,7 @@ export class ChunkWriter {
     private readonly includeUsage: boolean,
   ) {}
 
-  private chunk(id: string, model: string, delta: object, finish: string | null): string {
+  private chunk(id: string, model: string, delta: object, finish: string | null): Iterable<string> {
     const body: Record<string, unknown> = {
       id: completionId(id),
       object: "chat.completion.chunk",
@@ -92,28 +93,29 @@ export class ChunkWriter {
     return event(body);
   }
 
-  /** The SSE text of one engine frame: the role chunk first, then its own chunk(s). */
-  frame(f: GenerateStreamResponse): string {
-    let out = "";
+  /** The SSE events of one engine frame, made as the writer pulls them: the role chunk first, then its own chunk(s). */
+  *frame(f: GenerateStreamResponse): Generator<string> {
     if (!this.started) {
       this.started = true;
       // As OpenAI: "" before text, null on a turn that only calls tools (its first frame is a
       // tool call: the text's frames come first), so a reassembled stream says what unary says.
-      out += this.chunk(f.id, f.model, { role: "assistant", content: f.frame.case === "toolCallDelta" ? null : "" }, null);
+      yield* this.chunk(f.id, f.model, { role: "assistant", content: f.frame.case === "toolCallDelta" ? null : "" }, null);
     }
     switch (f.frame.case) {
       case "textDelta":
-        return out + this.chunk(f.id, f.model, { content: f.frame.value }, null);
+        yield* this.chunk(f.id, f.model, { content: f.frame.value }, null);
+        return;
       case "toolCallDelta": {
         const d = f.frame.value;
         // The first delta of a call names it; later ones carry only the index and a fragment.
         const call = d.id !== "" || d.name !== "" ? { index: d.index, id: d.id, type: "function", function: { name: d.name, arguments: d.arguments } } : { index: d.index, function: { arguments: d.arguments } };
-        return out + this.chunk(f.id, f.model, { tool_calls: [call] }, null);
+        yield* this.chunk(f.id, f.model, { tool_calls: [call] }, null);
+        return;
       }
       case "final": {
-        out += this.chunk(f.id, f.model, {}, finishName(f.frame.value.finishReason));
+        yield* this.chunk(f.id, f.model, {}, finishName(f.frame.value.finishReason));
         if (this.includeUsage) {
-          out += event({
+          yield* event({
             id: completionId(f.id),
             object: "chat.completion.chunk",
             created: this.created,
@@ -124,17 +126,17 @@ export class ChunkWriter {
             usage: usageOf(f.frame.value.usage),
           });
         }
-        return out;
+        return;
       }
       case undefined:
-        return out;
+        return;
     }
   }
 }
 
-/** One SSE event carrying JSON. */
-export function event(body: object): string {
-  return `data: ${JSON.stringify(body)}\n\n`;
+/** One SSE event carrying JSON, in the pieces it is written in (jsonPieces). */
+export function event(body: object): Iterable<string> {
+  return jsonPieces("data: ", body, "\n\n");
 }
 
 /** The last event of a stream that ended well. */

@@ -1,4 +1,5 @@
 import { FinishReason, type GenerateResponse, type Usage } from "../../gen/modelstub/v1/model_pb.js";
+import type { TextValue } from "./json-pieces.js";
 import type { ResponseEcho } from "./parse-responses-request.js";
 
 // The wire shapes of OpenAI's Responses API (the openai SDK's `Response` and its output items).
@@ -20,11 +21,11 @@ export function functionCallItemId(engineId: string, index: number): string {
   return `fc_${engineId}_${index}`;
 }
 
-/** A tool call as the response carries it. */
+/** A tool call as the response carries it (a stream keeps its arguments in the parts they came in). */
 export interface CallParts {
   id: string;
   name: string;
-  arguments: string;
+  arguments: TextValue;
 }
 
 /** An output item's status: "incomplete" for the item a reply was cut off in (see incompleteReason). */
@@ -46,12 +47,12 @@ export function lastItemStatus(finishReason: FinishReason): ItemStatus {
 }
 
 /** An assistant message item with one output_text part (none while it is in progress). */
-export function messageItem(engineId: string, text: string, status: ItemStatus): object {
+export function messageItem(engineId: string, text: TextValue, status: ItemStatus): object {
   return { id: messageItemId(engineId), type: "message", status, role: "assistant", content: status === "in_progress" ? [] : [textPart(text)] };
 }
 
 /** The output_text part of a message item. */
-export function textPart(text: string): object {
+export function textPart(text: TextValue): object {
   return { type: "output_text", text, annotations: [] };
 }
 
@@ -64,8 +65,8 @@ export function functionCallItem(engineId: string, index: number, call: CallPart
  * Whether a reply has a message item: when it says something, or when it says nothing and
  * calls nothing (so every response has an output item, and `output_text` is "").
  */
-export function hasMessage(text: string, calls: number): boolean {
-  return text !== "" || calls === 0;
+export function hasMessage(text: TextValue, calls: number): boolean {
+  return text.length > 0 || calls === 0;
 }
 
 function usageOf(u: Usage | undefined): object {
@@ -119,7 +120,7 @@ export function responseObject(engineId: string, model: string, created: number,
  * The output items of a finished reply: its message item (see hasMessage), then one
  * function_call item per tool call; the last is "incomplete" when the reply was cut off.
  */
-export function outputItems(engineId: string, text: string, calls: readonly CallParts[], finishReason: FinishReason): object[] {
+export function outputItems(engineId: string, text: TextValue, calls: readonly CallParts[], finishReason: FinishReason): object[] {
   const last = lastItemStatus(finishReason);
   const message = hasMessage(text, calls.length);
   const items = message ? [messageItem(engineId, text, calls.length === 0 ? last : "completed")] : [];

@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import type { PaceSink } from "../engine/paced-writer.js";
 import type { HttpError } from "./http-error.js";
 
 /** Sends a whole JSON answer with its length; a response whose client has gone is left alone. */
@@ -16,37 +17,30 @@ export function sendError(res: ServerResponse, error: HttpError): void {
   sendJson(res, error.status, error.body, error.headers);
 }
 
-/** Writes a streamed answer's events with back-pressure (see streamWriter). */
-export interface StreamWriter {
-  /** Writes `text`; returns a promise when the response's buffer is full (the engine's onFrame contract). */
-  write(text: string): Promise<void> | undefined;
-  /** Settles what waits and removes its listeners; once, when the answer ends, however it ends. */
-  release(): void;
-}
-
 /**
- * A writer for a streamed answer (server-sent events). `res.write()` takes every chunk it is
- * given and says false once the response holds more than its high-water mark (16 KiB) unsent:
- * then the next event waits for 'drain', or for 'close' (the client went away). So a client that
- * stops reading holds at most the high-water mark plus the event that crossed it here; the rest
- * waits in the engine, unrendered.
+ * The response of a streamed answer (server-sent events) as the paced writer's sink.
+ * `res.write()` takes every piece it is given and says false once the response holds more than
+ * its high-water mark (16 KiB) unsent: then the writer waits for 'drain', or for 'close' (the
+ * client went away). So a client that stops reading holds at most the high-water mark plus the
+ * piece that crossed it here; the rest waits unrendered, in the engine or in the dialect's
+ * generators.
  */
-export function streamWriter(res: ServerResponse): StreamWriter {
-  let waiting: (() => void) | undefined;
-  const settle = () => {
-    res.off("drain", settle);
-    res.off("close", settle);
-    const w = waiting;
-    waiting = undefined;
-    w?.();
-  };
+export function responseSink(res: ServerResponse): PaceSink<string> {
   return {
-    write(text) {
-      if (res.write(text)) return undefined;
+    put: (piece) => res.write(piece),
+    onRoom(resume) {
+      const settle = () => {
+        res.off("drain", settle);
+        res.off("close", settle);
+        resume();
+      };
       res.on("drain", settle);
       res.on("close", settle);
-      return new Promise<void>((resolve) => (waiting = resolve));
+      return () => {
+        res.off("drain", settle);
+        res.off("close", settle);
+      };
     },
-    release: settle,
+    gone: () => res.destroyed,
   };
 }

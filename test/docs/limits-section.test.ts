@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { serveOptions } from "../../src/cli/serve-options.js";
 import { maxDurationMs } from "../../src/script/parse-duration.js";
 import { requestLimits } from "../../src/engine/request-limits.js";
-import { maxStreamFrames } from "../../src/engine/plan-frames.js";
+import { maxStreamFrames, minCoalescedFrameChars } from "../../src/engine/plan-frames.js";
 import * as scriptLimits from "../../src/script/script-limits.js";
 import { maxTemplateOutputBytes } from "../../src/shared/template-too-large-error.js";
 import { exportChunkBytes } from "../../src/grpc/control-service.js";
@@ -43,6 +43,7 @@ describe('docs/operations.md "Limits"', () => {
     ...Object.entries(scriptLimits).filter((e): e is [string, number] => typeof e[1] === "number"),
     ...Object.entries(requestLimits).map(([k, v]): [string, number] => [`requestLimits.${k}`, v]),
     ["maxStreamFrames", maxStreamFrames],
+    ["minCoalescedFrameChars", minCoalescedFrameChars],
     ["maxUnwrittenBytes", maxUnwrittenBytes],
     ["exportChunkBytes", exportChunkBytes],
     ["maxTemplateOutputBytes", maxTemplateOutputBytes],

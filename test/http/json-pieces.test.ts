@@ -1,0 +1,75 @@
+import { describe, expect, it } from "vitest";
+import { JoinedText, jsonPieces, pieceChars } from "../../src/http/json-pieces.js";
+import { rawRequest, startHttpStub } from "./http-stub.js";
+
+/*
+ * An SSE event that carries a whole reply (the Responses API's closing events repeat it four
+ * times) is written in pieces, made as the response takes them (issue 27, item 3): these pin the
+ * pieces to JSON.stringify, byte for byte.
+ */
+
+/** A long text with what JSON escapes, surrogate pairs where a piece could end, and lone surrogates. */
+function awkwardText(length: number): string {
+  const alphabet = ["a", " ", '"', "\\", "\n", "\u0001", "é", "\u2028", "\ud83d\ude00", "\ud83d", "\ude00", "x"];
+  let seed = 3;
+  let out = "";
+  while (out.length < length) out += alphabet[(seed = (seed * 1103515245 + 12345) & 0x7fffffff) % alphabet.length];
+  return out;
+}
+
+describe("JSON written in pieces", () => {
+  it("is JSON.stringify's text, byte for byte, a long string cut into pieces of at most 8 KiB of text", () => {
+    for (const length of [pieceChars - 1, pieceChars, pieceChars + 1, 3 * pieceChars + 7, 100_000]) {
+      const text = awkwardText(length);
+      const value = { type: "x", n: 1, list: [text, null, { deep: text }], skipped: undefined, ok: true };
+      const pieces = [...jsonPieces("data: ", value, "\n\n")];
+      expect(pieces.join(""), `length ${length}`).toBe(`data: ${JSON.stringify(value)}\n\n`);
+      // Six bytes is the most one character of text becomes (a control character's \u0001).
+      for (const p of pieces) expect(p.length).toBeLessThanOrEqual(12 * pieceChars + 64);
+      expect(pieces.length).toBeGreaterThan(length > pieceChars ? 2 : 0);
+    }
+  });
+
+  it("writes a text kept in parts as the string they join to, a pair split across two parts included", () => {
+    const text = awkwardText(50_000);
+    const joined = new JoinedText();
+    // Parts cut anywhere, even between the two halves of a surrogate pair.
+    for (let at = 0; at < text.length; at += 777) joined.add(text.slice(at, at + 777));
+    expect(joined.length).toBe(text.length);
+    expect([...jsonPieces("", { text: joined }, "")].join("")).toBe(JSON.stringify({ text }));
+    // Small enough for one piece, it is written at once, through its toJSON.
+    const small = new JoinedText();
+    small.add("\ud83d");
+    small.add("\ude00 ok");
+    expect([...jsonPieces("", [small], "")]).toEqual([JSON.stringify(["\ud83d\ude00 ok"])]);
+  });
+
+  it("leaves a small value in one piece, made at once", () => {
+    const value = { type: "ping" };
+    expect(jsonPieces("event: ping\ndata: ", value, "\n\n")).toEqual([`event: ping\ndata: {"type":"ping"}\n\n`]);
+  });
+});
+
+describe("a long streamed Responses answer", () => {
+  it("closes with events that carry the whole echo, each a valid JSON event", async () => {
+    const h = await startHttpStub(undefined);
+    try {
+      const input = `PROBE-ECHO ${awkwardText(60_000)}`;
+      const s = { "x-modelstub-session": "long" };
+      const streamed = await rawRequest(h.base, "POST", "/v1/responses", { model: "m", stream: true, input }, s);
+      const events = String(streamed.body)
+        .split("\n\n")
+        .filter((e) => e.length > 0)
+        .map((e) => JSON.parse(e.slice(e.indexOf("\ndata: ") + "\ndata: ".length)) as { type: string; text?: string; part?: { text: string }; item?: { content: { text: string }[] }; response?: { output: { content: { text: string }[] }[] } });
+      const text = `PROBE-ECHO ok: ${input}`;
+      expect(events.find((e) => e.type === "response.output_text.done")?.text).toBe(text);
+      expect(events.find((e) => e.type === "response.content_part.done")?.part?.text).toBe(text);
+      expect(events.find((e) => e.type === "response.output_item.done")?.item?.content[0]?.text).toBe(text);
+      const completed = events.at(-1)!;
+      expect(completed.type).toBe("response.completed");
+      expect(completed.response!.output[0]!.content[0]!.text).toBe(text);
+    } finally {
+      await h.close();
+    }
+  });
+});
