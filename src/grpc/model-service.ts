@@ -22,6 +22,7 @@ import { Code, codeName } from "../shared/status-code.js";
 import { callSignal, dropCall, metadataText, sessionOf, statusError, stepHeader } from "./call-context.js";
 import { createFrameWriter } from "./create-frame-writer.js";
 import { overLimitStatus } from "./limit-request.js";
+import { heavyRequestBytes, heavyTurn } from "../shared/heavy-turns.js";
 
 function internal(err: unknown) {
   return { code: Code.INTERNAL, details: `modelstub internal error: ${err instanceof Error ? err.message : String(err)}` };
@@ -58,6 +59,27 @@ function frameBytes(f: GenerateStreamResponse): number {
  * ModelService handlers over a stub. Every handler catches everything: grpc-js only catches
  * synchronous throws, so a rejected promise would otherwise never reach the client.
  */
+/** Characters of message text a request carries: what makes it heavy to decode, render and record. */
+function messageChars(request: { messages: readonly { content: string }[] }): number {
+  let n = 0;
+  for (const m of request.messages) n += m.content.length;
+  return n;
+}
+
+/**
+ * Runs a call now or, for a request of MBs, on its heavy turn (shared/heavy-turns.ts), so the
+ * calls of other sessions are served between heavy ones; a call the client cancelled while it
+ * waited does not run (grpc-js has ended it). `onError`: what a throw of `run` becomes.
+ */
+function inTurn(call: { request: { messages: readonly { content: string }[] }; cancelled: boolean }, run: () => void, onError: (err: unknown) => void): void {
+  if (messageChars(call.request) < heavyRequestBytes) return run();
+  heavyTurn()
+    .then(() => {
+      if (!call.cancelled) run();
+    })
+    .catch(onError);
+}
+
 export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServiceImplementation {
   /**
    * One log line per call, refused calls included. The engine reports every call it runs
@@ -105,35 +127,41 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
           log.ifRefused(bad);
           return callback(statusError(bad));
         }
-        const wiring = callSignal(call);
-        stub
-          .call({
-            session,
-            method: "generate",
-            request: call.request,
-            stepFromMetadata,
-            get signal() {
-              return wiring.signal;
-            },
-            budgetMs: wiring.budgetMs,
-            onLog: log.onLog,
-          })
-          .then((result: CallResult) => {
-            wiring.release();
-            switch (result.kind) {
-              case "ok":
-                return callback(null, result.response);
-              case "status":
-                log.ifRefused(result.status);
-                return callback(statusError(result.status));
-              case "drop":
-                if (!dropCall(call)) callback({ code: Code.UNAVAILABLE, details: "the script dropped the connection" });
-                return;
-              case "aborted":
-                return; // grpc-js has ended the call already.
-            }
-          })
-          .catch((err: unknown) => callback(internal(err)));
+        inTurn(
+          call,
+          () => {
+            const wiring = callSignal(call);
+            stub
+              .call({
+                session,
+                method: "generate",
+                request: call.request,
+                stepFromMetadata,
+                get signal() {
+                  return wiring.signal;
+                },
+                budgetMs: wiring.budgetMs,
+                onLog: log.onLog,
+              })
+              .then((result: CallResult) => {
+                wiring.release();
+                switch (result.kind) {
+                  case "ok":
+                    return callback(null, result.response);
+                  case "status":
+                    log.ifRefused(result.status);
+                    return callback(statusError(result.status));
+                  case "drop":
+                    if (!dropCall(call)) callback({ code: Code.UNAVAILABLE, details: "the script dropped the connection" });
+                    return;
+                  case "aborted":
+                    return; // grpc-js has ended the call already.
+                }
+              })
+              .catch((err: unknown) => callback(internal(err)));
+          },
+          (err) => callback(internal(err)),
+        );
       } catch (err) {
         callback(internal(err));
       }
@@ -154,46 +182,52 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
           log.ifRefused(bad);
           return fail(statusError(bad));
         }
-        const wiring = callSignal(call);
-        const writer = createFrameWriter<GenerateStreamResponse>(call, frameBytes, maxUnwrittenBytes);
-        const drop = async () => {
-          // Frames handed to grpc-js but not yet to HTTP/2: the drop waits for them, so the
-          // client gets exactly the chunks the script says before the reset.
-          await writer.written();
-          // One more turn of the event loop lets HTTP/2 put the DATA frames on the wire first.
-          await new Promise((resolve) => setTimeout(resolve, 5));
-          if (!dropCall(call)) fail({ code: Code.UNAVAILABLE, details: "the script dropped the connection" });
-        };
-        stub
-          .call({
-            session,
-            method: "stream",
-            request: asGenerateRequest(call.request),
-            stepFromMetadata,
-            get signal() {
-              return wiring.signal;
-            },
-            budgetMs: wiring.budgetMs,
-            onLog: log.onLog,
-            onFrame: (frame) => writer.write(frame),
-          })
-          .then((result: CallResult) => {
-            wiring.release();
-            // A drop still waits for the frames to be written; anything else waits for nothing.
-            if (result.kind !== "drop") writer.release();
-            switch (result.kind) {
-              case "ok":
-                return call.end();
-              case "status":
-                log.ifRefused(result.status);
-                return fail(statusError(result.status));
-              case "drop":
-                return drop();
-              case "aborted":
-                return;
-            }
-          })
-          .catch((err: unknown) => fail(internal(err)));
+        inTurn(
+          call,
+          () => {
+            const wiring = callSignal(call);
+            const writer = createFrameWriter<GenerateStreamResponse>(call, frameBytes, maxUnwrittenBytes);
+            const drop = async () => {
+              // Frames handed to grpc-js but not yet to HTTP/2: the drop waits for them, so the
+              // client gets exactly the chunks the script says before the reset.
+              await writer.written();
+              // One more turn of the event loop lets HTTP/2 put the DATA frames on the wire first.
+              await new Promise((resolve) => setTimeout(resolve, 5));
+              if (!dropCall(call)) fail({ code: Code.UNAVAILABLE, details: "the script dropped the connection" });
+            };
+            stub
+              .call({
+                session,
+                method: "stream",
+                request: asGenerateRequest(call.request),
+                stepFromMetadata,
+                get signal() {
+                  return wiring.signal;
+                },
+                budgetMs: wiring.budgetMs,
+                onLog: log.onLog,
+                onFrame: (frame) => writer.write(frame),
+              })
+              .then((result: CallResult) => {
+                wiring.release();
+                // A drop still waits for the frames to be written; anything else waits for nothing.
+                if (result.kind !== "drop") writer.release();
+                switch (result.kind) {
+                  case "ok":
+                    return call.end();
+                  case "status":
+                    log.ifRefused(result.status);
+                    return fail(statusError(result.status));
+                  case "drop":
+                    return drop();
+                  case "aborted":
+                    return;
+                }
+              })
+              .catch((err: unknown) => fail(internal(err)));
+          },
+          (err) => fail(internal(err)),
+        );
       } catch (err) {
         fail(internal(err));
       }

@@ -3,6 +3,7 @@ import { quoteClipped } from "../shared/clip-text.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Stub } from "../engine/create-stub.js";
 import { Code } from "../shared/status-code.js";
+import { heavyRequestBytes, heavyTurn } from "../shared/heavy-turns.js";
 import { anthropicErrorShape, anthropicMessages } from "./anthropic-messages.js";
 import { refused, type CallTarget } from "./answer-call.js";
 import { chatCompletions } from "./chat-completions.js";
@@ -179,6 +180,12 @@ export async function route(stub: Stub, { req, res, url, session, step, drops, p
       const message = `the request body is larger than ${maxBody} bytes`;
       sendError(res, frontError(413, message, "request_too_large", [["connection", "close"]], model.shape));
       return { status: 413, ...refused(Code.RESOURCE_EXHAUSTED, message) };
+    }
+    // Hashing, scanning and parsing a body of MBs, then running its call, is one synchronous run.
+    if (body.length >= heavyRequestBytes) {
+      await heavyTurn();
+      // A client that went away while the request waited: nothing runs, and no episode has it.
+      if (req.socket.destroyed) return { status: 499 };
     }
     return model.handle(stub, res, body, { session, step, drops: { tracker: drops, body: bodyDigest(body), retryCount: retryCountOf(headerText(req, "x-stainless-retry-count")) }, processingComments });
   }

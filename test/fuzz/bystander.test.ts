@@ -58,6 +58,9 @@ const attacks: [string, Attack, number][] = [
   ["a 60 MiB episode fetched x2 by GetEpisode (full, bytes_only) and ExportEpisode", largeEpisodeFetches(2), requestsRssBoundMb],
 ];
 
+/** The sessions the attacks record in (attacks.ts). */
+const attackSessions = ["attacker", "stalled", "echoes"];
+
 describe("a bystander session during each attack", () => {
   let server: IsolationServer | undefined;
   beforeEach(async () => {
@@ -107,6 +110,11 @@ describe("a bystander session during each attack", () => {
     // run there shows 200-250 ms): reported, not bounded (underLoad).
     if (!underLoad) expect.soft(stallMs, `${name}: the server's longest event-loop stall during the attack`).toBeLessThanOrEqual(loopStallBoundMs);
     expect.soft(rssPeakMb, `${name}: RSS growth during the attack, bound ${rssBoundMb} MB`).toBeLessThanOrEqual(rssBoundMb);
-    if (exited === undefined) await checkAfterBatch(s, name);
+    if (exited === undefined) {
+      // What the attack recorded is held by design (a 60 MiB episode, 64 echoes of 960 KB): its
+      // sessions are deleted before the after-batch check, which looks for what nothing holds.
+      for (const session of attackSessions) await s.control.call("DeleteSession", { session }).catch(() => undefined);
+      await checkAfterBatch(s, name);
+    }
   });
 });
