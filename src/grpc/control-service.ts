@@ -24,6 +24,7 @@ import { Code } from "../shared/status-code.js";
 import { sameToken } from "../engine/same-token.js";
 import { metadataText, statusError } from "./call-context.js";
 import { createFrameWriter } from "./create-frame-writer.js";
+import { episodeHeaderOf } from "./answer-headers.js";
 import { fitStatusDetails } from "./fit-status-details.js";
 
 type Handler = (request: { session?: string } & Record<string, unknown>) => unknown;
@@ -59,12 +60,21 @@ function admit(call: ControlCall, token: string | undefined): { session: string 
  * status. A handler may return a promise (reset and reload answer once the closed episode is
  * recorded); grpc-js would lose its rejection, so it is caught here.
  */
-function unary(run: Handler, token: string | undefined) {
-  return (call: ServerUnaryCall<Record<string, unknown>, unknown>, callback: sendUnaryData<unknown>) => {
+function unary(stub: Stub, run: Handler, token: string | undefined) {
+  return (call: ServerUnaryCall<Record<string, unknown>, unknown>, answer: sendUnaryData<unknown>) => {
+    let session: string | undefined;
+    // The session's episode as the call leaves it: a reset or a reload answers with the new one.
+    const callback = (err: { code: number; details: string } | null, r?: unknown) => {
+      const header = episodeHeaderOf(call, session === undefined ? undefined : stub.episodeIdOf(session));
+      if (err) return answer(header.onError(err));
+      header.beforeMessage();
+      answer(null, r);
+    };
     try {
       const admitted = admit(call, token);
       if ("refused" in admitted) return callback(admitted.refused);
-      const result = run({ ...call.request, session: admitted.session });
+      session = admitted.session;
+      const result = run({ ...call.request, session });
       if (result instanceof Promise) result.then((r) => callback(null, r), (err: unknown) => callback(statusOfError(err)));
       else callback(null, result);
     } catch (err) {
@@ -136,6 +146,7 @@ function exportEpisode(stub: Stub, token: string | undefined) {
       if ("refused" in admitted) return fail(admitted.refused);
       // One snapshot, encoded afresh: calls recorded while the chunks go out cannot tear it.
       const bytes = stub.episodeBytes(admitted.session);
+      episodeHeaderOf(call, stub.episodeIdOf(admitted.session)).beforeMessage();
       writeChunks(call, bytes, countCalls(bytes)).catch((err: unknown) => fail(statusOfError(err)));
     } catch (err) {
       fail(statusOfError(err));
@@ -166,7 +177,7 @@ async function loadPlanLoader(): Promise<typeof loadFaultPlanText> {
  */
 export function controlServiceHandlers(stub: Stub, token?: string): UntypedServiceImplementation {
   return {
-    LoadScript: unary((r) => {
+    LoadScript: unary(stub, (r) => {
       const session = r.session!;
       const load = (loadText: typeof loadScriptText) => {
         // Compile first: an invalid script throws here and the session keeps its script.
@@ -176,7 +187,7 @@ export function controlServiceHandlers(stub: Stub, token?: string): UntypedServi
       };
       return scriptLoader ? load(scriptLoader) : loadScriptLoader().then(load);
     }, token),
-    SetFaultPlan: unary((r) => {
+    SetFaultPlan: unary(stub, (r) => {
       const session = r.session!;
       const load = (loadText: typeof loadFaultPlanText) => {
         // Checked against the session's script first: an invalid plan throws here and changes nothing.
@@ -191,17 +202,17 @@ export function controlServiceHandlers(stub: Stub, token?: string): UntypedServi
       };
       return planLoader ? load(planLoader) : loadPlanLoader().then(load);
     }, token),
-    GetEpisode: unary((r) => {
+    GetEpisode: unary(stub, (r) => {
       const episodeBinpb = stub.episodeBytes(r.session!);
       // bytes_only leaves the decoded copy out: half the size, under default client limits longer.
       if (r["bytesOnly"]) return create(GetEpisodeResponseSchema, { episodeBinpb });
       return create(GetEpisodeResponseSchema, { episode: stub.episode(r.session!), episodeBinpb });
     }, token),
     ExportEpisode: exportEpisode(stub, token),
-    ResetSession: unary(async (r) => create(ResetSessionResponseSchema, { calls: await stub.reset(r.session!) }), token),
+    ResetSession: unary(stub, async (r) => create(ResetSessionResponseSchema, { calls: await stub.reset(r.session!) }), token),
     // Answers once the closed episode is recorded, like ResetSession; the slot is free at once.
-    DeleteSession: unary(async (r) => create(DeleteSessionResponseSchema, { calls: await stub.deleteSession(r.session!) }), token),
-    VerifySession: unary((r) => {
+    DeleteSession: unary(stub, async (r) => create(DeleteSessionResponseSchema, { calls: await stub.deleteSession(r.session!) }), token),
+    VerifySession: unary(stub, (r) => {
       const v = stub.verify(r.session!);
       return create(VerifySessionResponseSchema, {
         satisfied: v.satisfied,
@@ -209,7 +220,7 @@ export function controlServiceHandlers(stub: Stub, token?: string): UntypedServi
         unused: v.unused.map((u) => create(UnusedEntrySchema, { entry: u.entry, remaining: Number.isFinite(u.remaining) ? u.remaining : 0, summary: u.summary })),
       });
     }, token),
-    ListSessions: unary(() =>
+    ListSessions: unary(stub, () =>
       create(ListSessionsResponseSchema, {
         sessions: stub.sessions().map((s) => create(SessionInfoSchema, { name: s.name, calls: s.calls, running: s.running, scriptName: s.scriptName })),
       }),

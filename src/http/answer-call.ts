@@ -11,6 +11,7 @@ import { sseHeaders } from "./dialect.js";
 import type { HttpRequestLog } from "./http-log.js";
 import { createdOf } from "./openai-wire.js";
 import { sendError, sendJson, streamWriter } from "./send.js";
+import { episodeHeader } from "../shared/answer-header-names.js";
 
 /** Who a model call over HTTP is for: session and step from the x-modelstub-* headers. */
 export interface CallTarget {
@@ -100,6 +101,7 @@ export async function answerCall(stub: Stub, res: ServerResponse, call: DialectC
       budgetMs: Infinity,
       onStart: (s) => {
         created = createdOf(s.startMs);
+        if (s.episode !== undefined && !res.headersSent) res.setHeader(episodeHeader, s.episode);
       },
       onLog: (l) => {
         log = l;
