@@ -69,6 +69,25 @@ sed 's/header_name: x-modelstub-session/header_name: x-session/' deploy/k8s/envo
 for bad in bad-deployment bad-envoy-field bad-envoy-hash; do
   one "manifest-check refuses $bad.yaml" refuses bash -c "cd .ci/fleet/manifest-check && go run . $tmp/$bad.yaml"
 done
+# Pod Security "restricted" and the memory arithmetic (issue 28, item 7): each copy below breaks
+# one rule in an otherwise whole set of manifests, and the checker must fail, on that alone
+# (every FAIL line matches the pattern given).
+( cd .ci/fleet/manifest-check && go build -o "$tmp/manifest-check" . )
+refuses_one() { # name, file, sed expression, pattern (grep -E) every failure must match
+  local set="$tmp/set-$1"
+  mkdir -p "$set" && cp deploy/k8s/*.yaml "$set/"
+  sed -e "$3" "deploy/k8s/$2" > "$set/$2"
+  cmp -s "deploy/k8s/$2" "$set/$2" && { echo "the edit '$3' changed nothing in $2"; return 1; }
+  "$tmp/manifest-check" "$set"/*.yaml > "$set.log" 2>&1 && { echo "accepted"; return 1; }
+  grep -q '^FAIL' "$set.log" && ! grep '^FAIL' "$set.log" | grep -vqE "$4" || { cat "$set.log"; return 1; }
+}
+one "manifest-check refuses a container that may escalate privileges" refuses_one escalate deployment.yaml 's/allowPrivilegeEscalation: false/allowPrivilegeEscalation: true/' "allowPrivilegeEscalation must be false"
+one "manifest-check refuses a misspelt readOnlyRootFilesystem" refuses_one misspelt deployment.yaml '0,/readOnlyRootFilesystem:/s//readOnlyRootFileSystem:/' 'unknown field "[^"]*readOnlyRootFileSystem"|matches no Deployment'
+one "manifest-check refuses capabilities that keep all but NET_RAW" refuses_one caps deployment.yaml 's/drop: \["ALL"\]/drop: ["NET_RAW"]/' "capabilities.drop must hold ALL"
+one "manifest-check refuses a pod without a seccomp profile" refuses_one seccomp deployment.yaml '/seccompProfile:/,+1d' "seccompProfile.type must be RuntimeDefault"
+one "manifest-check refuses episode caps past the memory limit (the image's 64 MiB per episode)" refuses_one caps-memory deployment.yaml 's/value: "2097152"/value: "67108864"/' "over the 1Gi limit"
+one "manifest-check refuses running as root" refuses_one root deployment.yaml 's/runAsNonRoot: true/runAsNonRoot: false/g; s/runAsUser: 1000/runAsUser: 0/g' "runAsNonRoot must be true|not the image's 1000"
+one "manifest-check refuses Envoy's admin on every interface" refuses_one envoy-admin envoy.yaml 's/address: 127.0.0.1, port_value: 9901/address: 0.0.0.0, port_value: 9901/' "admin API listens on loopback only"
 
 echo "fleet: step took $(( SECONDS - t0 )) s"
 printf '%s passed, %s failed\n' "$passed" "$failed"
