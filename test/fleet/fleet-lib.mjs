@@ -4,6 +4,7 @@
 // what the balancer hashes (ControlService included: its request body names the session, but a
 // balancer sees only headers).
 import { spawn } from "node:child_process";
+import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -22,8 +23,11 @@ const healthPb = await dist("gen/grpc/health/v1/health_pb.js");
 export { modelPb, controlPb, healthPb };
 
 export const SESSION_HEADER = "x-modelstub-session";
-/** The response header HAProxy adds (http-response set-header): the server that answered. */
+/** Response headers every instance sends (--instance names it): who answered, and the session's episode. */
 export const INSTANCE_HEADER = "x-modelstub-instance";
+export const EPISODE_HEADER = "x-modelstub-episode";
+/** The nginx configuration under test: deploy/nginx/nginx.conf, or FLEET_NGINX_CONF. */
+export const NGINX_CONF = process.env.FLEET_NGINX_CONF || path.join(REPO, "deploy/nginx/nginx.conf");
 
 /** Ports nobody listens on right now (bound on 127.0.0.1:0, then released). */
 export async function freePorts(n) {
@@ -66,7 +70,7 @@ function exitOf(child) {
  * that gRPC (and HTTP, when asked) listen. `extra` adds flags.
  */
 export async function startModelstub({ name, grpcPort, httpPort, recordDir, script, extra = [] }) {
-  const args = ["bin/modelstub.js", "serve", "--grpc", `127.0.0.1:${grpcPort}`, "--clock", "virtual", "--log-level", "warn", ...extra];
+  const args = ["bin/modelstub.js", "serve", "--grpc", `127.0.0.1:${grpcPort}`, "--clock", "virtual", "--log-level", "warn", "--instance", name, ...extra];
   if (httpPort) args.push("--http", `127.0.0.1:${httpPort}`);
   if (recordDir) args.push("--record-dir", recordDir);
   if (script) args.push("--script", script);
@@ -93,6 +97,67 @@ export async function startModelstub({ name, grpcPort, httpPort, recordDir, scri
     /** SIGTERM: drains, writes episodes to --record-dir, exits 0. Resolves with the exit code. */
     stop: () => {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      return exited;
+    },
+    /** SIGKILL: a crash; resolves once the process is gone. */
+    kill: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      return exited;
+    },
+    /** The same instance again (same name, ports and flags), as a supervisor restarts it. */
+    restart: () => startModelstub({ name, grpcPort, httpPort, recordDir, script, extra }),
+  };
+}
+
+/**
+ * Starts nginx in the foreground on deploy/nginx/nginx.conf, its ${...} names rendered (nginx
+ * reads no environment) into `prefix`, after `nginx -t` accepted the rendered file; resolves
+ * once both of its ports accept connections.
+ */
+export async function startNginx({ grpcBind, httpBind, prefix, instances, conf = NGINX_CONF }) {
+  fs.mkdirSync(prefix, { recursive: true });
+  fs.chmodSync(prefix, 0o777); // nginx started as root runs its worker as nobody, which writes temp files here
+  const values = { FLEET_GRPC_BIND: grpcBind, FLEET_HTTP_BIND: httpBind, NGINX_PREFIX: prefix };
+  instances.forEach((m, i) => {
+    values[`MS${i + 1}_GRPC`] = m.grpc;
+    values[`MS${i + 1}_HTTP`] = m.http.replace(/^http:\/\//, "");
+  });
+  const text = fs.readFileSync(conf, "utf8").replace(/\$\{([A-Z0-9_]+)\}/g, (all, name) => {
+    if (!(name in values)) throw new Error(`${conf}: no value for \${${name}}`);
+    return values[name];
+  });
+  const rendered = path.join(prefix, "nginx.conf");
+  fs.writeFileSync(rendered, text);
+  const args = ["-p", prefix, "-c", rendered, "-e", "stderr"];
+  const test = spawn("nginx", ["-t", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let testOut = "";
+  test.stdout.on("data", (d) => (testOut += d));
+  test.stderr.on("data", (d) => (testOut += d));
+  const testCode = await exitOf(test);
+  if (testCode !== 0) throw new Error(`nginx -t rejected ${rendered} (${testCode}):\n${testOut}`);
+  const child = spawn("nginx", args, { stdio: ["ignore", "pipe", "pipe"] });
+  let log = "";
+  child.stdout.on("data", (d) => (log += d));
+  child.stderr.on("data", (d) => (log += d));
+  const exited = exitOf(child);
+  let died;
+  exited.then((code) => (died = code));
+  const accepts = (address) => new Promise((resolve) => {
+    const [host, port] = address.split(":");
+    const socket = net.createConnection(Number(port), host);
+    socket.once("connect", () => (socket.destroy(), resolve(true)));
+    socket.once("error", () => resolve(false));
+  });
+  await waitFor("nginx's ports", async () => {
+    if (died !== undefined) throw new Error(`nginx exited (${died}):\n${log}`);
+    return (await accepts(grpcBind)) && (await accepts(httpBind));
+  });
+  return {
+    pid: child.pid,
+    log: () => log,
+    exited,
+    stop: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGQUIT"); // graceful
       return exited;
     },
   };
@@ -178,14 +243,25 @@ function metadataFor(session) {
   return md;
 }
 
-/** A unary call; resolves {response, instance} (instance: the balancer's header, if any). */
+/**
+ * Who answered and in which episode: the instance's response headers, from the initial metadata,
+ * or (a call that failed before any message answers "trailers-only") from the status's metadata.
+ */
+function answerOf(head, trailers) {
+  const md = head ?? trailers;
+  return { instance: md?.get(INSTANCE_HEADER)[0], episode: md?.get(EPISODE_HEADER)[0] };
+}
+
+/** A unary call; resolves {response, instance, episode}; rejects with {code, details, instance, episode}. */
 function unary(client, method, schema, request, session, timeoutMs = 30_000) {
   return new Promise((resolve, reject) => {
-    let instance;
+    let head;
     const call = client[method](create(schema, request), metadataFor(session), { deadline: Date.now() + timeoutMs }, (err, response) =>
-      err ? reject(Object.assign(new Error(`${method}: ${err.code} ${err.details}`), { code: err.code, instance })) : resolve({ response, instance }),
+      err
+        ? reject(Object.assign(new Error(`${method}: ${err.code} ${err.details}`), { code: err.code, details: err.details, ...answerOf(head, err.metadata) }))
+        : resolve({ response, ...answerOf(head) }),
     );
-    call.on("metadata", (md) => (instance = md.get(INSTANCE_HEADER)[0]));
+    call.on("metadata", (md) => (head = md));
   });
 }
 
@@ -201,16 +277,17 @@ export function connect(address) {
   const control = new ControlClient(address, creds, opts);
   const health = new HealthClient(address, creds, opts);
   return {
-    generate: (session, request) => unary(model, "Generate", modelPb.GenerateRequestSchema, request, session),
-    generateStream: (session, request) =>
+    /** `timeoutMs` Infinity sends no deadline: a scripted hang then holds until the call is cut. */
+    generate: (session, request, timeoutMs) => unary(model, "Generate", modelPb.GenerateRequestSchema, request, session, timeoutMs),
+    generateStream: (session, request, timeoutMs = 30_000) =>
       new Promise((resolve, reject) => {
-        let instance;
+        let head;
         const frames = [];
-        const call = model.GenerateStream(create(modelPb.GenerateStreamRequestSchema, request), metadataFor(session), { deadline: Date.now() + 30_000 });
-        call.on("metadata", (md) => (instance = md.get(INSTANCE_HEADER)[0]));
+        const call = model.GenerateStream(create(modelPb.GenerateStreamRequestSchema, request), metadataFor(session), { deadline: Date.now() + timeoutMs });
+        call.on("metadata", (md) => (head = md));
         call.on("data", (f) => frames.push(f));
-        call.on("error", (err) => reject(Object.assign(new Error(`GenerateStream: ${err.code} ${err.details}`), { code: err.code })));
-        call.on("end", () => resolve({ frames, instance }));
+        call.on("error", (err) => reject(Object.assign(new Error(`GenerateStream: ${err.code} ${err.details}`), { code: err.code, details: err.details, frames: frames.length, ...answerOf(head, err.metadata) })));
+        call.on("end", () => resolve({ frames, ...answerOf(head) }));
       }),
     /** A ControlService call: `session` goes in the metadata (routing) and in the body. */
     control: (method, session, request = {}) =>
@@ -229,5 +306,5 @@ export async function chatCompletion(baseUrl, session, content) {
     headers: { "content-type": "application/json", [SESSION_HEADER]: session },
     body: JSON.stringify({ model: "modelstub", messages: [{ role: "user", content }] }),
   });
-  return { status: res.status, body: await res.json(), instance: res.headers.get(INSTANCE_HEADER) ?? undefined };
+  return { status: res.status, body: await res.json(), instance: res.headers.get(INSTANCE_HEADER) ?? undefined, episode: res.headers.get(EPISODE_HEADER) ?? undefined };
 }
