@@ -2,9 +2,9 @@
 // bench (bench/fleet.mjs) share: free ports, modelstub instances and HAProxy as child processes,
 // HAProxy's runtime API, and gRPC clients that put the session in the call's metadata, which is
 // what the balancer hashes (ControlService included: its request body names the session, but a
-// balancer sees only headers).
+// balancer sees only headers). It is longer than 250 lines because the clients and the processes
+// are the fleet's one vocabulary, read together; nginx, used by the fleet test alone, is apart.
 import { spawn } from "node:child_process";
-import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -26,8 +26,6 @@ export const SESSION_HEADER = "x-modelstub-session";
 /** Response headers every instance sends (--instance names it): who answered, and the session's episode. */
 export const INSTANCE_HEADER = "x-modelstub-instance";
 export const EPISODE_HEADER = "x-modelstub-episode";
-/** The nginx configuration under test: deploy/nginx/nginx.conf, or FLEET_NGINX_CONF. */
-export const NGINX_CONF = process.env.FLEET_NGINX_CONF || path.join(REPO, "deploy/nginx/nginx.conf");
 
 /** Ports nobody listens on right now (bound on 127.0.0.1:0, then released). */
 export async function freePorts(n) {
@@ -58,7 +56,7 @@ export async function waitFor(what, check, limitMs = 60_000) {
 }
 
 /** Resolves with the child's exit code (or signal name) once it has exited. */
-function exitOf(child) {
+export function exitOf(child) {
   return new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode ?? child.signalCode);
     else child.once("exit", (code, signal) => resolve(code ?? signal));
@@ -106,60 +104,6 @@ export async function startModelstub({ name, grpcPort, httpPort, recordDir, scri
     },
     /** The same instance again (same name, ports and flags), as a supervisor restarts it. */
     restart: () => startModelstub({ name, grpcPort, httpPort, recordDir, script, extra }),
-  };
-}
-
-/**
- * Starts nginx in the foreground on deploy/nginx/nginx.conf, its ${...} names rendered (nginx
- * reads no environment) into `prefix`, after `nginx -t` accepted the rendered file; resolves
- * once both of its ports accept connections.
- */
-export async function startNginx({ grpcBind, httpBind, prefix, instances, conf = NGINX_CONF }) {
-  fs.mkdirSync(prefix, { recursive: true });
-  fs.chmodSync(prefix, 0o777); // nginx started as root runs its worker as nobody, which writes temp files here
-  const values = { FLEET_GRPC_BIND: grpcBind, FLEET_HTTP_BIND: httpBind, NGINX_PREFIX: prefix };
-  instances.forEach((m, i) => {
-    values[`MS${i + 1}_GRPC`] = m.grpc;
-    values[`MS${i + 1}_HTTP`] = m.http.replace(/^http:\/\//, "");
-  });
-  const text = fs.readFileSync(conf, "utf8").replace(/\$\{([A-Z0-9_]+)\}/g, (all, name) => {
-    if (!(name in values)) throw new Error(`${conf}: no value for \${${name}}`);
-    return values[name];
-  });
-  const rendered = path.join(prefix, "nginx.conf");
-  fs.writeFileSync(rendered, text);
-  const args = ["-p", prefix, "-c", rendered, "-e", "stderr"];
-  const test = spawn("nginx", ["-t", ...args], { stdio: ["ignore", "pipe", "pipe"] });
-  let testOut = "";
-  test.stdout.on("data", (d) => (testOut += d));
-  test.stderr.on("data", (d) => (testOut += d));
-  const testCode = await exitOf(test);
-  if (testCode !== 0) throw new Error(`nginx -t rejected ${rendered} (${testCode}):\n${testOut}`);
-  const child = spawn("nginx", args, { stdio: ["ignore", "pipe", "pipe"] });
-  let log = "";
-  child.stdout.on("data", (d) => (log += d));
-  child.stderr.on("data", (d) => (log += d));
-  const exited = exitOf(child);
-  let died;
-  exited.then((code) => (died = code));
-  const accepts = (address) => new Promise((resolve) => {
-    const [host, port] = address.split(":");
-    const socket = net.createConnection(Number(port), host);
-    socket.once("connect", () => (socket.destroy(), resolve(true)));
-    socket.once("error", () => resolve(false));
-  });
-  await waitFor("nginx's ports", async () => {
-    if (died !== undefined) throw new Error(`nginx exited (${died}):\n${log}`);
-    return (await accepts(grpcBind)) && (await accepts(httpBind));
-  });
-  return {
-    pid: child.pid,
-    log: () => log,
-    exited,
-    stop: () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGQUIT"); // graceful
-      return exited;
-    },
   };
 }
 

@@ -5,6 +5,8 @@
 // a fourth instance, alone, is driven the same way as the reference. Then one instance is
 // stopped. Prints one line per check and ends with "N passed, N failed"; exits 1 on a failure.
 // Waits on events (stderr lines, HAProxy's runtime API, process exits), never on the clock.
+// It is longer than 250 lines because it is one scenario read top to bottom: each phase starts
+// from where the one before left the fleet's sessions.
 //
 // Behind nginx (--proxy nginx, deploy/nginx/nginx.conf) the same, less what needs HAProxy's active
 // health checks (its check bytes, the stats, a flapping check, a restart).
@@ -24,7 +26,8 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { checkRequest, servingReply } from "./h2-health-check.mjs";
 import { modelPb } from "./fleet-lib.mjs";
-import { admin, connect, freePorts, HAPROXY_CFG, REPO, serverStats, startHaproxy, startModelstub, startNginx, waitFor, waitForServers } from "./fleet-lib.mjs";
+import { admin, connect, freePorts, HAPROXY_CFG, REPO, serverStats, startHaproxy, startModelstub, waitFor, waitForServers } from "./fleet-lib.mjs";
+import { startNginx } from "./start-nginx.mjs";
 
 const { values: o } = parseArgs({ options: { keep: { type: "string" }, proxy: { type: "string", default: "haproxy" }, busy: { type: "string", default: "0" } } });
 const HAPROXY = o.proxy === "haproxy";
