@@ -10,7 +10,7 @@ import type { BodyDigest, DroppedRequests } from "./dropped-requests.js";
 import { sseHeaders } from "./dialect.js";
 import type { HttpRequestLog } from "./http-log.js";
 import { createdOf } from "./openai-wire.js";
-import { sendError, sendJson, streamWriter } from "./send.js";
+import { sendError, sendJson, setAnswerHeader, streamWriter, writeHead } from "./send.js";
 import { episodeHeader } from "../shared/answer-header-names.js";
 
 /** Who a model call over HTTP is for: session and step from the x-modelstub-* headers. */
@@ -101,7 +101,7 @@ export async function answerCall(stub: Stub, res: ServerResponse, call: DialectC
       budgetMs: Infinity,
       onStart: (s) => {
         created = createdOf(s.startMs);
-        if (s.episode !== undefined && !res.headersSent) res.setHeader(episodeHeader, s.episode);
+        if (s.episode !== undefined) setAnswerHeader(res, episodeHeader, s.episode);
       },
       onLog: (l) => {
         log = l;
@@ -110,7 +110,7 @@ export async function answerCall(stub: Stub, res: ServerResponse, call: DialectC
         if (res.destroyed) return;
         if (!writer) {
           writer = dialect.stream(created);
-          res.writeHead(200, [...sseHeaders, ...(dialect.headers?.(frame.id) ?? [])].flat());
+          writeHead(res, 200, [...sseHeaders, ...(dialect.headers?.(frame.id) ?? [])].flat());
         }
         return events.write(writer.frame(frame));
       },
