@@ -6,6 +6,7 @@ import { GenerateRequestSchema, GenerateStreamRequestSchema, ModelService, Role 
 import { Health, HealthCheckRequestSchema } from "../../gen/grpc/health/v1/health_pb.js";
 import { startServer, type StubServer } from "../../src/library/start-server.js";
 import { serviceDefinition } from "../../src/grpc/service-definition.js";
+import { startStubServer } from "../support/start-stub-server.js";
 
 // Every answer says which instance gave it and which episode its session is in (issue 28,
 // item 4): gRPC initial metadata and HTTP headers, x-modelstub-instance and x-modelstub-episode.
@@ -133,6 +134,24 @@ describe("every answer names its instance and its session's episode", () => {
     await unary(s.control, "DeleteSession", create(DeleteSessionRequestSchema, { session: "dave" }), "dave");
     const reborn = await unary(s.model, "Generate", say("three"), "dave");
     expect(new Set([before.episode, after.episode, reborn.episode]).size).toBe(3);
+  });
+
+  it("a new episode id after idle eviction and first use again", async () => {
+    const s = await startStubServer(script, { clock: "virtual", instance: "ms-e" });
+    const model = new Model(s.address, grpc.credentials.createInsecure());
+    try {
+      const before = await unary(model, "Generate", say("one"), "gina");
+      // The eviction --session-idle-timeout runs, called at once rather than waited for.
+      const evicted = s.stub.evictIdle(0);
+      expect(evicted.map((e) => e.name)).toEqual(["gina"]);
+      await Promise.all(evicted.map((e) => e.closed));
+      const after = await unary(model, "Generate", say("two"), "gina");
+      expect(after.episode).toMatch(/^ms-e\/gina\//);
+      expect(after.episode).not.toBe(before.episode);
+    } finally {
+      model.close();
+      await s.close();
+    }
   });
 
   it("a restarted instance that keeps its id never repeats an episode id; the episode's bytes hold neither", async () => {
