@@ -19,6 +19,7 @@ import { serveOptions } from "./serve-options.js";
 import { serveUsage } from "./serve-usage.js";
 import { startIdleEviction } from "./start-idle-eviction.js";
 import { startLoopReport } from "./start-loop-report.js";
+import { instanceIdProblem } from "../engine/instance-id.js";
 import { TlsFileError, tlsCredentials } from "./tls-credentials.js";
 
 /** `modelstub serve`: runs until SIGTERM or SIGINT, then shuts down gracefully and exits 0. */
@@ -67,6 +68,9 @@ export async function serve(argv: string[]): Promise<number> {
         `refusing to serve HTTP on ${httpAddress} without a token: anyone who reaches it can drive its sessions. Set --control-token (or MODELSTUB_CONTROL_TOKEN), which every HTTP request must then send as \`authorization: Bearer TOKEN\`, or bind a loopback address`,
       );
     }
+    const instance = (options["instance"] as string | undefined) || undefined;
+    const badInstance = instance === undefined ? undefined : instanceIdProblem(instance);
+    if (badInstance) throw new UsageError(`--instance: ${badInstance}`);
     const graceMs = durationOption(options, "grace", { example: "10s or 500ms" })!;
     const maxMessageBytes = intOption(options, "max-message-bytes")!;
     // Off unless given; 0 would evict every session between its calls.
@@ -97,6 +101,7 @@ export async function serve(argv: string[]): Promise<number> {
       maxSessions: intOption(options, "max-sessions"),
       maxEpisodeCalls: intOption(options, "max-episode-calls"),
       maxEpisodeBytes: intOption(options, "max-episode-bytes"),
+      ...(instance !== undefined ? { instance } : {}),
       onEpisodeClosed: (e, why) => recorder.record(e, why),
     });
     try {

@@ -35,8 +35,11 @@ export interface CallInput {
   /**
    * Told once the call has its sequence number and declared start, before any frame: the HTTP
    * front derives its wire `created` from the declared timeline, never from the wall clock.
+   * `episode` is the id of the episode the call records into (x-modelstub-episode). The engine
+   * tells it synchronously, within `Stub.call()`, so a transport can send its headers before
+   * the call's first await.
    */
-  onStart?: ((start: { sequence: number; startMs: number }) => void) | undefined;
+  onStart?: ((start: { sequence: number; startMs: number; episode?: string }) => void) | undefined;
   /**
    * The transport knows this request is a client library's automatic retry of a call the script
    * dropped (the OpenAI and Anthropic SDKs retry a connection that died before an answer): when

@@ -11,6 +11,7 @@ import { runCall } from "./run-call.js";
 import { Session } from "./session.js";
 import { verifySession } from "./verify-session.js";
 import { Code } from "../shared/status-code.js";
+import { defaultInstanceId, episodeIdMinter, instanceIdProblem } from "./instance-id.js";
 
 export type { EvictedSession, Stub, StubOptions } from "./stub.js";
 import type { EvictedSession, Stub, StubOptions } from "./stub.js";
@@ -29,6 +30,10 @@ export function createStub(options: StubOptions): Stub {
   const maxSessions = options.maxSessions ?? 1000;
   const maxEpisodeCalls = options.maxEpisodeCalls ?? 100_000;
   const maxEpisodeBytes = options.maxEpisodeBytes ?? 64 * 1024 * 1024;
+  const instance = options.instance ?? defaultInstanceId();
+  const badInstance = instanceIdProblem(instance);
+  if (badInstance) throw new Error(badInstance);
+  const episodeId = episodeIdMinter(instance);
   const sessions = new Map<string, Session>();
   let inFlight = 0;
   let draining = false;
@@ -43,7 +48,7 @@ export function createStub(options: StubOptions): Stub {
         `session limit reached: the server keeps at most ${maxSessions} sessions (--max-sessions); free slots with ControlService.DeleteSession, let idle sessions go with --session-idle-timeout, reuse session names, or raise --max-sessions`,
       );
     }
-    s = new Session(name, options.script);
+    s = new Session(name, options.script, episodeId);
     // A session deleted under this name may still be writing its last episode: this one's
     // episodes close behind it, so the name's files end with the latest episode.
     s.closing = retired.get(name) ?? s.closing;
@@ -89,6 +94,8 @@ export function createStub(options: StubOptions): Stub {
   return {
     clock,
     script: options.script,
+    instance,
+    episodeIdOf: (name) => sessions.get(name)?.episode.id,
     async call(input) {
       // Malformed names first, for every transport: before the session opens, so a refused call
       // leaves no trace, not even a session; a bad session name is reported before a bad step.

@@ -78,7 +78,7 @@ export async function runCall(session: Session, clock: Clock, input: CallInput, 
   let fault: ChosenFault | undefined;
   let ending: Ending;
   try {
-    input.onStart?.({ sequence, startMs });
+    input.onStart?.({ sequence, startMs, episode: episode.id });
     if (fromRequest && fromMetadata && fromRequest !== fromMetadata) {
       ending = statusEnding({
         code: Code.INVALID_ARGUMENT,

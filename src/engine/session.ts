@@ -39,7 +39,11 @@ export class EpisodeJournal {
   /** Where the episode stands in its fault plan; undefined when it runs under none. */
   readonly faults: FaultState | undefined;
 
-  constructor(plan?: CompiledFaultPlan) {
+  constructor(
+    /** The episode's id in answers' headers (instance-id.ts); never in its bytes. */
+    readonly id: string,
+    plan?: CompiledFaultPlan,
+  ) {
     this.faults = plan ? new FaultState(plan) : undefined;
   }
 
@@ -102,8 +106,10 @@ export class Session {
   constructor(
     readonly name: string,
     public script: CompiledScript,
+    /** Mints the id of each episode the session opens. */
+    private readonly episodeId: (session: string) => string,
   ) {
-    this.episode = new EpisodeJournal(script.faults);
+    this.episode = new EpisodeJournal(episodeId(name), script.faults);
   }
 
   /** The cursor of a list, created on first use. */
@@ -131,7 +137,7 @@ export class Session {
     const closed = this.episode;
     this.script = script;
     this.cursors.clear();
-    this.episode = new EpisodeJournal(plan);
+    this.episode = new EpisodeJournal(this.episodeId(this.name), plan);
     return closed;
   }
 }

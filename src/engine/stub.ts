@@ -29,6 +29,11 @@ export interface StubOptions {
    * requests carry whole conversations, so a few hundred long ones can reach gigabytes.
    */
   maxEpisodeBytes?: number;
+  /**
+   * Who answers, in every answer's x-modelstub-instance header (default: host name and process
+   * id, instance-id.ts); also the first part of every episode id. Never in an episode's bytes.
+   */
+  instance?: string;
   /** Told about every finished call (logs). */
   onCall?: (log: CallLog) => void;
   /**
@@ -54,6 +59,14 @@ export interface EvictedSession {
 export interface Stub {
   readonly clock: Clock;
   readonly script: CompiledScript;
+  /** This stub's instance id (StubOptions.instance). */
+  readonly instance: string;
+  /**
+   * The id of a session's open episode (x-modelstub-episode), or undefined for a session the
+   * stub does not keep. A new id with every new episode: reset, reload, fault plan, deletion or
+   * eviction and first use again, and a new process.
+   */
+  episodeIdOf(session: string): string | undefined;
   /** Runs one call; never rejects. */
   call(input: CallInput): Promise<CallResult>;
   /**

@@ -22,6 +22,7 @@ import { Code } from "../shared/status-code.js";
 import { sameToken } from "../engine/same-token.js";
 import { metadataText, statusError } from "./call-context.js";
 import { createFrameWriter } from "./create-frame-writer.js";
+import { episodeHeaderOf } from "./answer-headers.js";
 import { fitStatusDetails } from "./fit-status-details.js";
 import { encodedAs } from "./service-definition.js";
 import { fieldHead, joinPieces, sliceChunks, type EpisodePieces } from "../engine/episode-pieces.js";
@@ -60,12 +61,21 @@ function admit(call: ControlCall, token: string | undefined): { session: string 
  * status. A handler may return a promise (reset and reload answer once the closed episode is
  * recorded); grpc-js would lose its rejection, so it is caught here.
  */
-function unary(run: Handler, token: string | undefined) {
-  return (call: ServerUnaryCall<Record<string, unknown>, unknown>, callback: sendUnaryData<unknown>) => {
+function unary(stub: Stub, run: Handler, token: string | undefined) {
+  return (call: ServerUnaryCall<Record<string, unknown>, unknown>, answer: sendUnaryData<unknown>) => {
+    let session: string | undefined;
+    // The session's episode as the call leaves it: a reset or a reload answers with the new one.
+    const callback = (err: { code: number; details: string } | null, r?: unknown) => {
+      const header = episodeHeaderOf(call, session === undefined ? undefined : stub.episodeIdOf(session));
+      if (err) return answer(header.onError(err));
+      header.beforeMessage();
+      answer(null, r);
+    };
     try {
       const admitted = admit(call, token);
       if ("refused" in admitted) return callback(admitted.refused);
-      const result = run({ ...call.request, session: admitted.session });
+      session = admitted.session;
+      const result = run({ ...call.request, session });
       if (result instanceof Promise) result.then((r) => callback(null, r), (err: unknown) => callback(statusOfError(err)));
       else callback(null, result);
     } catch (err) {
@@ -129,6 +139,7 @@ function exportEpisode(stub: Stub, token: string | undefined) {
       if ("refused" in admitted) return fail(admitted.refused);
       // One snapshot: calls recorded while the chunks go out cannot tear it.
       const e = stub.episodePieces(admitted.session);
+      episodeHeaderOf(call, stub.episodeIdOf(admitted.session)).beforeMessage();
       writeChunks(call, sliceChunks(e.pieces, e.size, exportChunkBytes), e.size, e.calls).catch((err: unknown) => fail(statusOfError(err)));
     } catch (err) {
       fail(statusOfError(err));
@@ -162,7 +173,7 @@ export async function getEpisodeResponseBytes(e: EpisodePieces, withEpisode: boo
  */
 export function controlServiceHandlers(stub: Stub, token?: string, compiler: ScriptCompiler = compilerPerCall): UntypedServiceImplementation {
   return {
-    LoadScript: unary(async (r) => {
+    LoadScript: unary(stub, async (r) => {
       const session = r.session!;
       // Compile first: an invalid script rejects here and the session keeps its script.
       const script = await compiler.script(String(r["script"] ?? ""), String(r["sourceName"] || `<script for session ${session}>`));
@@ -170,7 +181,7 @@ export function controlServiceHandlers(stub: Stub, token?: string, compiler: Scr
       await stub.loadScript(session, script);
       return create(LoadScriptResponseSchema, { entries: script.entryCount });
     }, token),
-    SetFaultPlan: unary(async (r) => {
+    SetFaultPlan: unary(stub, async (r) => {
       const session = r.session!;
       // Checked against the session's script first: an invalid plan rejects here and changes nothing.
       const plan = await compiler.faultPlan(String(r["plan"] ?? ""), String(r["sourceName"] || `<fault plan for session ${session}>`), () => stub.scriptOf(session));
@@ -181,7 +192,7 @@ export function controlServiceHandlers(stub: Stub, token?: string, compiler: Scr
         rules: plan.rules.length,
       });
     }, token),
-    GetEpisode: unary(async (r) => {
+    GetEpisode: unary(stub, async (r) => {
       const e = stub.episodePieces(r.session!);
       // bytes_only leaves the decoded copy out: half the size, under default client limits longer.
       const bytes = await getEpisodeResponseBytes(e, !r["bytesOnly"]);
@@ -189,10 +200,10 @@ export function controlServiceHandlers(stub: Stub, token?: string, compiler: Scr
       return encodedAs(create(GetEpisodeResponseSchema, { episodeBinpb: bytes.subarray(bytes.length - e.size) }), () => bytes);
     }, token),
     ExportEpisode: exportEpisode(stub, token),
-    ResetSession: unary(async (r) => create(ResetSessionResponseSchema, { calls: await stub.reset(r.session!) }), token),
+    ResetSession: unary(stub, async (r) => create(ResetSessionResponseSchema, { calls: await stub.reset(r.session!) }), token),
     // Answers once the closed episode is recorded, like ResetSession; the slot is free at once.
-    DeleteSession: unary(async (r) => create(DeleteSessionResponseSchema, { calls: await stub.deleteSession(r.session!) }), token),
-    VerifySession: unary((r) => {
+    DeleteSession: unary(stub, async (r) => create(DeleteSessionResponseSchema, { calls: await stub.deleteSession(r.session!) }), token),
+    VerifySession: unary(stub, (r) => {
       const v = stub.verify(r.session!);
       return create(VerifySessionResponseSchema, {
         satisfied: v.satisfied,
@@ -200,7 +211,7 @@ export function controlServiceHandlers(stub: Stub, token?: string, compiler: Scr
         unused: v.unused.map((u) => create(UnusedEntrySchema, { entry: u.entry, remaining: Number.isFinite(u.remaining) ? u.remaining : 0, summary: u.summary })),
       });
     }, token),
-    ListSessions: unary(() =>
+    ListSessions: unary(stub, () =>
       create(ListSessionsResponseSchema, {
         sessions: stub.sessions().map((s) => create(SessionInfoSchema, { name: s.name, calls: s.calls, running: s.running, scriptName: s.scriptName })),
       }),

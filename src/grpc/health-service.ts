@@ -35,7 +35,12 @@ export function createHealthState(initial: "SERVING" | "NOT_SERVING" = "SERVING"
   let status = ServingStatus[initial];
   const watchers = new Map<(s: ServingStatus) => void, () => void>();
   const known = new Set<string>(healthServiceNames);
-  const response = (s: ServingStatus) => create(HealthCheckResponseSchema, { status: s });
+  // Built once: a check answers with one of these, looked up, and does no other work, so a
+  // loaded server's answer is late only by the calls queued on its event loop ahead of it.
+  const answers = new Map<ServingStatus, HealthCheckResponse>(
+    [ServingStatus.SERVING, ServingStatus.NOT_SERVING, ServingStatus.SERVICE_UNKNOWN].map((s) => [s, create(HealthCheckResponseSchema, { status: s })]),
+  );
+  const response = (s: ServingStatus) => answers.get(s) ?? create(HealthCheckResponseSchema, { status: s });
   return {
     set(next) {
       const s = ServingStatus[next];

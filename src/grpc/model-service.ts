@@ -21,6 +21,7 @@ import type { Logger } from "../log/create-logger.js";
 import { Code, codeName } from "../shared/status-code.js";
 import { callSignal, dropCall, metadataText, sessionOf, statusError, stepHeader } from "./call-context.js";
 import { createFrameWriter } from "./create-frame-writer.js";
+import { episodeHeaderOf } from "./answer-headers.js";
 import { overLimitStatus } from "./limit-request.js";
 import { heavyRequestBytes, heavyTurn } from "../shared/heavy-turns.js";
 
@@ -131,28 +132,33 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
           call,
           () => {
             const wiring = callSignal(call);
-            stub
-              .call({
-                session,
-                method: "generate",
-                request: call.request,
-                stepFromMetadata,
-                get signal() {
-                  return wiring.signal;
-                },
-                budgetMs: wiring.budgetMs,
-                onLog: log.onLog,
-              })
+            const header = episodeHeaderOf(call);
+            const running = stub.call({
+              session,
+              method: "generate",
+              request: call.request,
+              stepFromMetadata,
+              get signal() {
+                return wiring.signal;
+              },
+              budgetMs: wiring.budgetMs,
+              onLog: log.onLog,
+              onStart: (s) => void (header.episode = s.episode),
+            });
+            // A call the engine refused (draining, a cap) never joined one: the session's, if any.
+            header.episode ??= stub.episodeIdOf(session);
+            running
               .then((result: CallResult) => {
                 wiring.release();
                 switch (result.kind) {
                   case "ok":
+                    header.beforeMessage();
                     return callback(null, result.response);
                   case "status":
                     log.ifRefused(result.status);
-                    return callback(statusError(result.status));
+                    return callback(header.onError(statusError(result.status)));
                   case "drop":
-                    if (!dropCall(call)) callback({ code: Code.UNAVAILABLE, details: "the script dropped the connection" });
+                    if (!dropCall(call)) callback(header.onError({ code: Code.UNAVAILABLE, details: "the script dropped the connection" }));
                     return;
                   case "aborted":
                     return; // grpc-js has ended the call already.
@@ -186,6 +192,7 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
           call,
           () => {
             const wiring = callSignal(call);
+            const header = episodeHeaderOf(call);
             const writer = createFrameWriter<GenerateStreamResponse>(call, frameBytes, maxUnwrittenBytes);
             const drop = async () => {
               // Frames handed to grpc-js but not yet to HTTP/2: the drop waits for them, so the
@@ -193,31 +200,37 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
               await writer.written();
               // One more turn of the event loop lets HTTP/2 put the DATA frames on the wire first.
               await new Promise((resolve) => setTimeout(resolve, 5));
-              if (!dropCall(call)) fail({ code: Code.UNAVAILABLE, details: "the script dropped the connection" });
+              if (!dropCall(call)) fail(header.onError({ code: Code.UNAVAILABLE, details: "the script dropped the connection" }));
             };
-            stub
-              .call({
-                session,
-                method: "stream",
-                request: asGenerateRequest(call.request),
-                stepFromMetadata,
-                get signal() {
-                  return wiring.signal;
-                },
-                budgetMs: wiring.budgetMs,
-                onLog: log.onLog,
-                onFrame: (frame) => writer.write(frame),
-              })
+            const running = stub.call({
+              session,
+              method: "stream",
+              request: asGenerateRequest(call.request),
+              stepFromMetadata,
+              get signal() {
+                return wiring.signal;
+              },
+              budgetMs: wiring.budgetMs,
+              onLog: log.onLog,
+              onFrame: (frame) => {
+                header.beforeMessage();
+                return writer.write(frame);
+              },
+              onStart: (s) => void (header.episode = s.episode),
+            });
+            header.episode ??= stub.episodeIdOf(session);
+            running
               .then((result: CallResult) => {
                 wiring.release();
                 // A drop still waits for the frames to be written; anything else waits for nothing.
                 if (result.kind !== "drop") writer.release();
                 switch (result.kind) {
                   case "ok":
+                    header.beforeMessage();
                     return call.end();
                   case "status":
                     log.ifRefused(result.status);
-                    return fail(statusError(result.status));
+                    return fail(header.onError(statusError(result.status)));
                   case "drop":
                     return drop();
                   case "aborted":

@@ -14,6 +14,7 @@ import { modelRequestChecks } from "./limit-request.js";
 import { decodeGenerateRequest, decodeGenerateStreamRequest } from "./decode-generate-request.js";
 import { watchLoop } from "./loop-watch.js";
 import { holdScriptCompiler } from "../script/script-compiler.js";
+import { instanceInterceptor } from "./answer-headers.js";
 
 /** Options of the gRPC server. */
 export interface GrpcServerOptions {
@@ -96,7 +97,8 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   // handler never adds them), so a shutdown past the grace period leaves calls hanging and the
   // process never exits. The graceful-shutdown test catches that. Its cost per call is not
   // measurable beside the machine's scatter (bench/README.md, "Channelz").
-  const server = new Server(options.channelOptions);
+  // Every answer says which instance gave it (answer-headers.ts), health and reflection included.
+  const server = new Server({ ...options.channelOptions, interceptors: [instanceInterceptor(options.stub.instance)] });
   raiseStreamResetLimit(server);
   // Requests past the request limits are refused before they are decoded (limit-request.ts);
   // the rest are decoded by hand, fromBinary's result exactly (decode-generate-request.ts).

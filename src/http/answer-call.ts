@@ -11,7 +11,8 @@ import { sseHeaders } from "./dialect.js";
 import type { HttpRequestLog } from "./http-log.js";
 import { createdOf } from "./openai-wire.js";
 import { createPacedWriter } from "../engine/paced-writer.js";
-import { responseSink, sendError, sendJson } from "./send.js";
+import { responseSink, sendError, sendJson, setAnswerHeader, writeHead } from "./send.js";
+import { episodeHeader } from "../shared/answer-header-names.js";
 
 /** Who a model call over HTTP is for: session and step from the x-modelstub-* headers. */
 export interface CallTarget {
@@ -101,6 +102,7 @@ export async function answerCall(stub: Stub, res: ServerResponse, call: DialectC
       budgetMs: Infinity,
       onStart: (s) => {
         created = createdOf(s.startMs);
+        if (s.episode !== undefined) setAnswerHeader(res, episodeHeader, s.episode);
       },
       onLog: (l) => {
         log = l;
@@ -109,7 +111,7 @@ export async function answerCall(stub: Stub, res: ServerResponse, call: DialectC
         if (res.destroyed) return;
         if (!writer) {
           writer = dialect.stream(created);
-          res.writeHead(200, [...sseHeaders, ...(dialect.headers?.(frame.id) ?? [])].flat());
+          writeHead(res, 200, [...sseHeaders, ...(dialect.headers?.(frame.id) ?? [])].flat());
         }
         return events.write(writer.frame(frame));
       },

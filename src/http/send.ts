@@ -2,13 +2,37 @@ import type { ServerResponse } from "node:http";
 import type { PaceSink } from "../engine/paced-writer.js";
 import type { HttpError } from "./http-error.js";
 
+/**
+ * Headers every answer of a response carries, whatever writes its head: x-modelstub-instance
+ * and x-modelstub-episode (start-http-server.ts, answer-call.ts). Kept here and written with the
+ * head in one writeHead: headers given to res.setHeader() first send every writeHead() down
+ * Node's slow path, which merges the two lists header by header.
+ */
+const answerHeaders = new WeakMap<ServerResponse, Map<string, string>>();
+
+/** Sets (or replaces) one of the headers every answer of `res` carries; no effect once the head is sent. */
+export function setAnswerHeader(res: ServerResponse, name: string, value: string): void {
+  let headers = answerHeaders.get(res);
+  if (!headers) answerHeaders.set(res, (headers = new Map()));
+  headers.set(name, value);
+}
+
+/** Writes the head: the answer headers first, then `headers` (flat name, value pairs). */
+export function writeHead(res: ServerResponse, status: number, headers: string[]): void {
+  const answer = answerHeaders.get(res);
+  if (!answer) return void res.writeHead(status, headers);
+  const all: string[] = [];
+  for (const [k, v] of answer) all.push(k, v);
+  res.writeHead(status, all.concat(headers));
+}
+
 /** Sends a whole JSON answer with its length; a response whose client has gone is left alone. */
 export function sendJson(res: ServerResponse, status: number, body: object, headers: readonly (readonly [string, string])[] = []): void {
   if (res.destroyed || res.headersSent) return;
   const text = Buffer.from(JSON.stringify(body), "utf8");
   const all: string[] = ["content-type", "application/json", "content-length", String(text.length)];
   for (const [k, v] of headers) all.push(k, v);
-  res.writeHead(status, all);
+  writeHead(res, status, all);
   res.end(text);
 }
 

@@ -6,7 +6,8 @@ import { frontError, httpErrorOf } from "./http-error.js";
 import { DroppedRequests } from "./dropped-requests.js";
 import { writeHttpLog, type HttpRequestLog } from "./http-log.js";
 import { errorShapeOf, headerText, refuseWith, route, sessionHeader, stepHeader, targetOf, unauthorized } from "./route.js";
-import { sendError } from "./send.js";
+import { sendError, setAnswerHeader } from "./send.js";
+import { episodeHeader, instanceHeader } from "../shared/answer-header-names.js";
 
 /** Options of the OpenAI-compatible HTTP front. */
 export interface HttpServerOptions {
@@ -95,6 +96,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     const path = "url" in target ? target.url.pathname : (req.url ?? "").slice(0, 200);
     const session = headerText(req, sessionHeader) || "default";
     const step = headerText(req, stepHeader);
+    // Who answers, and the session's episode as the request finds it (a model call replaces it
+    // with the one it joins): every answer, errors included (docs/deploy.md).
+    setAnswerHeader(res, instanceHeader, stub.instance);
+    const episode = stub.episodeIdOf(session);
+    if (episode !== undefined) setAnswerHeader(res, episodeHeader, episode);
     // A refused session name or step can be any length: the log keeps as much of it as the error message.
     const base: HttpRequestLog = { method: req.method ?? "", path, status: 0, session: session.slice(0, 140), step: step.slice(0, 140), entry: "", outcome: "", declaredMs: 0 };
     // Refusals before routing speak the dialect of the path asked for (Anthropic's on /v1/messages).

@@ -48,6 +48,11 @@ export interface StartServerOptions {
   maxEpisodeBytes?: number;
   /** Largest gRPC request and HTTP body accepted (default 4 MiB), as `--max-message-bytes`. */
   maxMessageBytes?: number;
+  /**
+   * This server's id in every answer's x-modelstub-instance header and episode ids, as
+   * `--instance` (default: host name and process id).
+   */
+  instance?: string;
   /** Log lines on stderr at this level and above. Default `warn`: a test run stays quiet. */
   logLevel?: LogLevel;
   /** `text` (default) or `json` log lines. */
@@ -130,6 +135,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Stu
     ...(options.maxSessions !== undefined ? { maxSessions: options.maxSessions } : {}),
     ...(options.maxEpisodeCalls !== undefined ? { maxEpisodeCalls: options.maxEpisodeCalls } : {}),
     ...(options.maxEpisodeBytes !== undefined ? { maxEpisodeBytes: options.maxEpisodeBytes } : {}),
+    ...(options.instance !== undefined ? { instance: options.instance } : {}),
     onEpisodeClosed: (e, why) => recorder.record(e, why),
   });
   let grpc: RunningGrpcServer;

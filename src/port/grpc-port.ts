@@ -12,6 +12,7 @@ import { create } from "@bufbuild/protobuf";
 import { GenerateStreamRequestSchema, ModelService, type GenerateRequest, type GenerateResponse, type GenerateStreamRequest, type GenerateStreamResponse } from "../../gen/modelstub/v1/model_pb.js";
 import { serviceDefinition } from "../grpc/service-definition.js";
 import { ModelCallError, type ModelPort, type PortCallOptions } from "./model-port.js";
+import { episodeHeader, instanceHeader } from "../shared/answer-header-names.js";
 
 type ModelClient = Client & {
   Generate(req: GenerateRequest, md: Metadata, opts: CallOptions, cb: (err: ServiceError | null, res?: GenerateResponse) => void): { cancel(): void };
@@ -31,9 +32,16 @@ function callOptionsOf(options: PortCallOptions | undefined): CallOptions {
   return options?.timeoutMs !== undefined ? { deadline: Date.now() + options.timeoutMs } : {};
 }
 
+/**
+ * Headers every answer carries: a call that failed before any message brings them in its one
+ * header block, beside the status, but they name the answering process, not the status.
+ */
+const answerHeaders = new Set([instanceHeader, episodeHeader]);
+
 function toError(err: ServiceError): ModelCallError {
   const trailers: [string, string][] = [];
   for (const [k, values] of Object.entries(err.metadata?.getMap() ?? {})) {
+    if (answerHeaders.has(k)) continue;
     // A `-bin` trailer arrives as bytes: back to the base64 the script gave it in.
     if (typeof values === "string") trailers.push([k, values]);
     else if (k.endsWith("-bin")) trailers.push([k, values.toString("base64")]);

@@ -1,6 +1,7 @@
 import type { Report } from "./report.js";
 import type { ErrorInput } from "./script-schema.js";
 import { maxStatusMessageBytes, maxTrailerBytes } from "./script-limits.js";
+import { episodeHeader, instanceHeader } from "../shared/answer-header-names.js";
 
 /*
  * A scripted status must reach every client as written. Without these checks a script that
@@ -28,6 +29,9 @@ const httpOwned: Record<string, string> = {
   "content-length": "the HTTP layer sets it for the body it sends",
   "content-type": "the HTTP layer sets it for the body it sends",
   date: "the HTTP front sets it",
+  // Not HTTP's, but as much the server's own: every answer carries them (answer-header-names.ts).
+  [instanceHeader]: "modelstub sets it on every answer: the instance that answered",
+  [episodeHeader]: "modelstub sets it on every answer: the episode of the call's session",
 };
 
 const base64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$/;

@@ -2,7 +2,8 @@
 // bench (bench/fleet.mjs) share: free ports, modelstub instances and HAProxy as child processes,
 // HAProxy's runtime API, and gRPC clients that put the session in the call's metadata, which is
 // what the balancer hashes (ControlService included: its request body names the session, but a
-// balancer sees only headers).
+// balancer sees only headers). It is longer than 250 lines because the clients and the processes
+// are the fleet's one vocabulary, read together; nginx, used by the fleet test alone, is apart.
 import { spawn } from "node:child_process";
 import net from "node:net";
 import path from "node:path";
@@ -22,8 +23,9 @@ const healthPb = await dist("gen/grpc/health/v1/health_pb.js");
 export { modelPb, controlPb, healthPb };
 
 export const SESSION_HEADER = "x-modelstub-session";
-/** The response header HAProxy adds (http-response set-header): the server that answered. */
+/** Response headers every instance sends (--instance names it): who answered, and the session's episode. */
 export const INSTANCE_HEADER = "x-modelstub-instance";
+export const EPISODE_HEADER = "x-modelstub-episode";
 
 /** Ports nobody listens on right now (bound on 127.0.0.1:0, then released). */
 export async function freePorts(n) {
@@ -54,7 +56,7 @@ export async function waitFor(what, check, limitMs = 60_000) {
 }
 
 /** Resolves with the child's exit code (or signal name) once it has exited. */
-function exitOf(child) {
+export function exitOf(child) {
   return new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode ?? child.signalCode);
     else child.once("exit", (code, signal) => resolve(code ?? signal));
@@ -66,7 +68,7 @@ function exitOf(child) {
  * that gRPC (and HTTP, when asked) listen. `extra` adds flags.
  */
 export async function startModelstub({ name, grpcPort, httpPort, recordDir, script, extra = [] }) {
-  const args = ["bin/modelstub.js", "serve", "--grpc", `127.0.0.1:${grpcPort}`, "--clock", "virtual", "--log-level", "warn", ...extra];
+  const args = ["bin/modelstub.js", "serve", "--grpc", `127.0.0.1:${grpcPort}`, "--clock", "virtual", "--log-level", "warn", "--instance", name, ...extra];
   if (httpPort) args.push("--http", `127.0.0.1:${httpPort}`);
   if (recordDir) args.push("--record-dir", recordDir);
   if (script) args.push("--script", script);
@@ -95,6 +97,13 @@ export async function startModelstub({ name, grpcPort, httpPort, recordDir, scri
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
       return exited;
     },
+    /** SIGKILL: a crash; resolves once the process is gone. */
+    kill: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      return exited;
+    },
+    /** The same instance again (same name, ports and flags), as a supervisor restarts it. */
+    restart: () => startModelstub({ name, grpcPort, httpPort, recordDir, script, extra }),
   };
 }
 
@@ -178,14 +187,25 @@ function metadataFor(session) {
   return md;
 }
 
-/** A unary call; resolves {response, instance} (instance: the balancer's header, if any). */
+/**
+ * Who answered and in which episode: the instance's response headers, from the initial metadata,
+ * or (a call that failed before any message answers "trailers-only") from the status's metadata.
+ */
+function answerOf(head, trailers) {
+  const md = head ?? trailers;
+  return { instance: md?.get(INSTANCE_HEADER)[0], episode: md?.get(EPISODE_HEADER)[0] };
+}
+
+/** A unary call; resolves {response, instance, episode}; rejects with {code, details, instance, episode}. */
 function unary(client, method, schema, request, session, timeoutMs = 30_000) {
   return new Promise((resolve, reject) => {
-    let instance;
+    let head;
     const call = client[method](create(schema, request), metadataFor(session), { deadline: Date.now() + timeoutMs }, (err, response) =>
-      err ? reject(Object.assign(new Error(`${method}: ${err.code} ${err.details}`), { code: err.code, instance })) : resolve({ response, instance }),
+      err
+        ? reject(Object.assign(new Error(`${method}: ${err.code} ${err.details}`), { code: err.code, details: err.details, ...answerOf(head, err.metadata) }))
+        : resolve({ response, ...answerOf(head) }),
     );
-    call.on("metadata", (md) => (instance = md.get(INSTANCE_HEADER)[0]));
+    call.on("metadata", (md) => (head = md));
   });
 }
 
@@ -201,16 +221,17 @@ export function connect(address) {
   const control = new ControlClient(address, creds, opts);
   const health = new HealthClient(address, creds, opts);
   return {
-    generate: (session, request) => unary(model, "Generate", modelPb.GenerateRequestSchema, request, session),
-    generateStream: (session, request) =>
+    /** `timeoutMs` Infinity sends no deadline: a scripted hang then holds until the call is cut. */
+    generate: (session, request, timeoutMs) => unary(model, "Generate", modelPb.GenerateRequestSchema, request, session, timeoutMs),
+    generateStream: (session, request, timeoutMs = 30_000) =>
       new Promise((resolve, reject) => {
-        let instance;
+        let head;
         const frames = [];
-        const call = model.GenerateStream(create(modelPb.GenerateStreamRequestSchema, request), metadataFor(session), { deadline: Date.now() + 30_000 });
-        call.on("metadata", (md) => (instance = md.get(INSTANCE_HEADER)[0]));
+        const call = model.GenerateStream(create(modelPb.GenerateStreamRequestSchema, request), metadataFor(session), { deadline: Date.now() + timeoutMs });
+        call.on("metadata", (md) => (head = md));
         call.on("data", (f) => frames.push(f));
-        call.on("error", (err) => reject(Object.assign(new Error(`GenerateStream: ${err.code} ${err.details}`), { code: err.code })));
-        call.on("end", () => resolve({ frames, instance }));
+        call.on("error", (err) => reject(Object.assign(new Error(`GenerateStream: ${err.code} ${err.details}`), { code: err.code, details: err.details, frames: frames.length, ...answerOf(head, err.metadata) })));
+        call.on("end", () => resolve({ frames, ...answerOf(head) }));
       }),
     /** A ControlService call: `session` goes in the metadata (routing) and in the body. */
     control: (method, session, request = {}) =>
@@ -229,5 +250,5 @@ export async function chatCompletion(baseUrl, session, content) {
     headers: { "content-type": "application/json", [SESSION_HEADER]: session },
     body: JSON.stringify({ model: "modelstub", messages: [{ role: "user", content }] }),
   });
-  return { status: res.status, body: await res.json(), instance: res.headers.get(INSTANCE_HEADER) ?? undefined };
+  return { status: res.status, body: await res.json(), instance: res.headers.get(INSTANCE_HEADER) ?? undefined, episode: res.headers.get(EPISODE_HEADER) ?? undefined };
 }

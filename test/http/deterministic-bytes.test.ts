@@ -52,6 +52,8 @@ describe("wire output of the HTTP front", () => {
     for (let i = 0; i < first.length; i++) expect(second[i]!.body.equals(first[i]!.body), `exchange ${i}`).toBe(true);
     expect(first.map((x) => x.status)).toEqual([200, 200, 429, 200, 200, 400, 400, 200, 200, 200]);
     expect(first.some((x) => x.headers.some(([k]) => k === "date"))).toBe(false);
+    // Only who answered differs between the two servers: every answer names its instance.
+    expect(first.every((x) => x.identity.some(([k]) => k === "x-modelstub-instance"))).toBe(true);
   });
 
   it("derives created from the declared timeline and ids from session and sequence", async () => {

@@ -56,14 +56,22 @@ export async function startHttpStub(
   };
 }
 
-/** A raw HTTP exchange: status, headers as sent (no Date), body bytes, and how it ended. */
+/**
+ * A raw HTTP exchange: status, headers as sent (no Date), body bytes, and how it ended. The two
+ * headers that name the answering process and its episode (x-modelstub-instance and
+ * x-modelstub-episode, different in every process by design) are kept apart in `identity`, so
+ * `headers` is what must be byte-identical across runs.
+ */
 export interface RawExchange {
   status: number;
   headers: [string, string][];
+  identity: [string, string][];
   body: Buffer;
   /** Set when the connection ended before a complete answer. */
   error?: string;
 }
+
+const identityHeaders = new Set(["x-modelstub-instance", "x-modelstub-episode"]);
 
 /** Sends one request with node:http and keeps every byte of the answer. */
 export function rawRequest(base: string, method: string, path: string, body?: string | object, headers: Record<string, string> = {}): Promise<RawExchange> {
@@ -72,14 +80,18 @@ export function rawRequest(base: string, method: string, path: string, body?: st
     const req = request(new URL(path, base), { method, headers: { ...(text !== undefined ? { "content-type": "application/json" } : {}), ...headers }, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       const pairs: [string, string][] = [];
-      for (let i = 0; i < res.rawHeaders.length; i += 2) pairs.push([res.rawHeaders[i]!.toLowerCase(), res.rawHeaders[i + 1]!]);
-      const done = (error?: string) => resolve({ status: res.statusCode ?? 0, headers: pairs, body: Buffer.concat(chunks), ...(error ? { error } : {}) });
+      const identity: [string, string][] = [];
+      for (let i = 0; i < res.rawHeaders.length; i += 2) {
+        const name = res.rawHeaders[i]!.toLowerCase();
+        (identityHeaders.has(name) ? identity : pairs).push([name, res.rawHeaders[i + 1]!]);
+      }
+      const done = (error?: string) => resolve({ status: res.statusCode ?? 0, headers: pairs, identity, body: Buffer.concat(chunks), ...(error ? { error } : {}) });
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("end", () => done());
       res.on("error", (e) => done(e.message));
       res.on("aborted", () => done("aborted"));
     });
-    req.on("error", (e) => resolve({ status: 0, headers: [], body: Buffer.alloc(0), error: e.message }));
+    req.on("error", (e) => resolve({ status: 0, headers: [], identity: [], body: Buffer.alloc(0), error: e.message }));
     if (text !== undefined) req.write(text);
     req.end();
   });

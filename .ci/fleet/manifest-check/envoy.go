@@ -7,6 +7,7 @@ import (
 
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/health_check/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
@@ -91,4 +92,10 @@ func checkEnvoy(name string, text string, services []corev1.Service) {
 		}
 	}
 	check(name+": every route hashes x-modelstub-session into a RING_HASH cluster on the headless Service", joinErr(problems))
+	admin := b.GetAdmin().GetAddress().GetSocketAddress().GetAddress()
+	var adminErr error
+	if admin != "127.0.0.1" && admin != "::1" {
+		adminErr = fmt.Errorf("admin listens on %q: it can drain listeners and dump the config; bind 127.0.0.1", admin)
+	}
+	check(name+": the admin API listens on loopback only", adminErr)
 }

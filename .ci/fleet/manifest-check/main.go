@@ -2,8 +2,8 @@
 // schema download or envoy binary is available. What it checks, and only that:
 //
 //   - every document decodes strictly into its Kubernetes Go type (k8s.io/api, the types the API
-//     server itself uses): an unknown or misspelt field, a wrong type or a kind it does not know
-//     fails. It is not the API server's validation (no defaulting, no admission, no value rules
+//     server itself uses), case-sensitively as the API server does: an unknown or misspelt field
+//     (a wrong case included), a duplicate field, a wrong type or a kind it does not know fails. It is not the API server's validation (no defaulting, no admission, no value rules
 //     such as label syntax or port ranges beyond the types).
 //   - the objects agree with each other: Deployment selectors match their pod labels, Services and
 //     PodDisruptionBudgets select some Deployment's pods, named targetPorts and probe ports exist
@@ -15,6 +15,9 @@
 //     (`envoy --mode validate` would also resolve names and check cross-field semantics). Plus:
 //     every route hashes on x-modelstub-session into a RING_HASH cluster, and the clusters
 //     resolve the headless Service.
+//   - every Deployment's pod template meets Pod Security "restricted" (pod_security.go), runs with
+//     a read-only root filesystem and a memory limit per container; modelstub's container runs
+//     as the image's uid 1000 and its session and episode caps fit its memory limit.
 //   - ConfigMap keys ending in .yaml other than envoy.yaml are written to -scripts DIR for
 //     `modelstub validate` (the CI step runs it).
 //
@@ -23,6 +26,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -34,6 +38,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -76,7 +81,23 @@ func decode(file string, doc []byte, all *objects) error {
 	if err := yaml.Unmarshal(doc, &head); err != nil {
 		return err
 	}
-	strict := func(into any) error { return yaml.UnmarshalStrict(doc, into) }
+	// Case-sensitive, as the API server decodes (sigs.k8s.io/json): Go's encoding/json, under
+	// sigs.k8s.io/yaml's UnmarshalStrict, matches field names in any case, so it took
+	// `readOnlyRootFileSystem` for readOnlyRootFilesystem, a field the API server drops.
+	strict := func(into any) error {
+		js, err := yaml.YAMLToJSON(doc)
+		if err != nil {
+			return err
+		}
+		strictErrs, err := kjson.UnmarshalStrict(js, into)
+		if err != nil {
+			return err
+		}
+		if len(strictErrs) > 0 {
+			return errors.Join(strictErrs...)
+		}
+		return nil
+	}
 	switch head.APIVersion + " " + head.Kind {
 	case "apps/v1 Deployment":
 		var o appsv1.Deployment
@@ -136,6 +157,7 @@ func main() {
 		}
 	}
 	crossCheck(all)
+	checkPodSecurity(all)
 	for _, c := range all.configMaps {
 		keys := make([]string, 0, len(c.Data))
 		for k := range c.Data {
