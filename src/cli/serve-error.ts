@@ -1,6 +1,6 @@
 import type { Logger } from "../log/create-logger.js";
 import { parseHttpAddress } from "../http/start-http-server.js";
-import { prepareRecordDir, RecordDirError } from "../record/prepare-record-dir.js";
+import { prepareRecordDir, RecordDirError } from "../episode-files/prepare-record-dir.js";
 
 /** A refusal that ends `modelstub serve` with its message and exit code 2. */
 export class ServeError extends Error {}

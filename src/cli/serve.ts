@@ -8,7 +8,7 @@ import { splitAddress, startGrpcServer, type RunningGrpcServer } from "../grpc/s
 import { callRecordOf } from "../http/http-log.js";
 import { startHttpServer, type RunningHttpServer } from "../http/start-http-server.js";
 import { createLogger } from "../log/create-logger.js";
-import { createRecorder, type Recorder } from "../record/create-recorder.js";
+import { createRecorder, type Recorder } from "../episode-files/create-recorder.js";
 import { waitDrained } from "../engine/wait-drained.js";
 import { drainThenCutOff, statusFlushMs } from "../engine/drain-then-cut-off.js";
 import { catchStopSignals } from "./catch-stop-signals.js";

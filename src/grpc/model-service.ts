@@ -23,7 +23,7 @@ import { callSignal, dropCall, metadataText, sessionOf, statusError, stepHeader 
 import { createFrameWriter } from "./create-frame-writer.js";
 import { episodeHeaderOf } from "./answer-headers.js";
 import { overLimitStatus } from "./limit-request.js";
-import { heavyRequestBytes, heavyTurn } from "../shared/heavy-turns.js";
+import { inTurn } from "./in-turn.js";
 
 function internal(err: unknown) {
   return { code: Code.INTERNAL, details: `modelstub internal error: ${err instanceof Error ? err.message : String(err)}` };
@@ -60,26 +60,6 @@ function frameBytes(f: GenerateStreamResponse): number {
  * ModelService handlers over a stub. Every handler catches everything: grpc-js only catches
  * synchronous throws, so a rejected promise would otherwise never reach the client.
  */
-/** Characters of message text a request carries: what makes it heavy to decode, render and record. */
-function messageChars(request: { messages: readonly { content: string }[] }): number {
-  let n = 0;
-  for (const m of request.messages) n += m.content.length;
-  return n;
-}
-
-/**
- * Runs a call now or, for a request of MBs, on its heavy turn (shared/heavy-turns.ts), so the
- * calls of other sessions are served between heavy ones; a call the client cancelled while it
- * waited does not run (grpc-js has ended it). `onError`: what a throw of `run` becomes.
- */
-function inTurn(call: { request: { messages: readonly { content: string }[] }; cancelled: boolean }, run: () => void, onError: (err: unknown) => void): void {
-  if (messageChars(call.request) < heavyRequestBytes) return run();
-  heavyTurn()
-    .then(() => {
-      if (!call.cancelled) run();
-    })
-    .catch(onError);
-}
 
 export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServiceImplementation {
   /**

@@ -9,8 +9,8 @@ import { parseHttpAddress, startHttpServer, type RunningHttpServer } from "../ht
 import { createLogger, type LogFormat, type LogLevel } from "../log/create-logger.js";
 import { createInProcessPort } from "../port/in-process-port.js";
 import { createGrpcPort as createEnginePort } from "../port/grpc-port.js";
-import { createRecorder } from "../record/create-recorder.js";
-import { prepareRecordDir } from "../record/prepare-record-dir.js";
+import { createRecorder } from "../episode-files/create-recorder.js";
+import { prepareRecordDir } from "../episode-files/prepare-record-dir.js";
 import { acceptRequestInit, type ModelPort } from "./model-port.js";
 import { compileFile, compileSource, type ScriptSource } from "./script-source.js";
 import { createStubControl, type StubControl } from "./stub-control.js";

@@ -6,7 +6,7 @@ import { filesUnder, importsOf, resolveImport, srcDir, srcPath } from "./module-
 // The rooms of src/ and the rooms each may import from; imports only point down. shared is the
 // floor (words every room speaks); the script language compiles text into a CompiledScript; the
 // engine runs calls on one, knowing it only by its types; the transports (grpc, http, port,
-// record, and log beneath both servers) carry calls to and from the engine; the recorder (modelstub
+// episode-files, and log beneath both servers) carry calls to and from the engine; the recorder (modelstub
 // record) serves the same fronts over a stub that forwards to a real model; the CLI and the
 // library are two faces of the same transports, side by side: neither imports the other, so the
 // package's API never drags in option parsing. src/index.ts, the package's entry, re-exports.
@@ -16,13 +16,13 @@ const layers: Record<string, string[]> = {
   script: ["shared"],
   engine: ["shared", "script"],
   log: ["shared"],
-  record: ["shared", "engine"],
+  "episode-files": ["shared", "engine"],
   grpc: ["shared", "script", "engine", "log"],
   http: ["shared", "script", "engine", "log"],
   port: ["shared", "engine", "grpc"],
   recorder: ["shared", "script", "engine", "log", "grpc", "http", "port"],
-  cli: ["shared", "script", "engine", "log", "record", "grpc", "http", "port", "recorder"],
-  library: ["shared", "script", "engine", "log", "record", "grpc", "http", "port"],
+  cli: ["shared", "script", "engine", "log", "episode-files", "grpc", "http", "port", "recorder"],
+  library: ["shared", "script", "engine", "log", "episode-files", "grpc", "http", "port"],
   "index.ts": ["shared", "script", "engine", "port", "library"],
 };
 

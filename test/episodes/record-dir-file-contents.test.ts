@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { EpisodeCallSchema, EpisodeSchema, FaultKind, Outcome, type Episode } from "../../gen/modelstub/v1/episode_pb.js";
-import { writeEpisodeFile } from "../../src/record/write-episode-file.js";
+import { writeEpisodeFile } from "../../src/episode-files/write-episode-file.js";
 
 /*
  * --record-dir writes an episode a piece at a time, so a large one does not hold the loop

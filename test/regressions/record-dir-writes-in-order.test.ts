@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { EpisodeCallSchema, EpisodeSchema, type Episode } from "../../gen/modelstub/v1/episode_pb.js";
 import { GenerateResponseSchema, MessageSchema, Role } from "../../gen/modelstub/v1/model_pb.js";
-import { createEpisodeWriter } from "../../src/record/create-episode-writer.js";
-import { writeEpisodeFile } from "../../src/record/write-episode-file.js";
+import { createEpisodeWriter } from "../../src/episode-files/create-episode-writer.js";
+import { writeEpisodeFile } from "../../src/episode-files/write-episode-file.js";
 
 /*
  * --record-dir wrote every episode through one temp name per session, without a queue: two
