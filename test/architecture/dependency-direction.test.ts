@@ -67,7 +67,7 @@ describe("each room of src/", () => {
         .split("\n")
         .find((l) => l.startsWith("May import:"));
       expect(line, `src/${room}/README.md has no "May import:" line`).toBeDefined();
-      const named = [...line!.matchAll(/`([a-z]+)\/`/g)].map((m) => m[1]!).sort();
+      const named = [...line!.matchAll(/`([a-z-]+)\/`/g)].map((m) => m[1]!).sort();
       expect(named, `the "May import:" line of src/${room}/README.md`).toEqual([...layers[room]!].sort());
     });
   }
