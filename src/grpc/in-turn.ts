@@ -1,11 +1,4 @@
-import { heavyRequestBytes, heavyTurn } from "../shared/heavy-turns.js";
-
-/** Characters of message text a request carries: what makes it heavy to decode, render and record. */
-function messageChars(request: { messages: readonly { content: string }[] }): number {
-  let n = 0;
-  for (const m of request.messages) n += m.content.length;
-  return n;
-}
+import { heavyRequestBytes, heavyTurn, messageChars } from "../shared/heavy-turns.js";
 
 /**
  * Runs a call now or, for a request of MBs, on its heavy turn (shared/heavy-turns.ts), so the

@@ -13,6 +13,7 @@ import { createdOf } from "./openai-wire.js";
 import { createPacedWriter } from "../engine/paced-writer.js";
 import { responseSink, sendError, sendJson, setAnswerHeader, writeHead } from "./send.js";
 import { episodeHeader } from "../shared/answer-header-names.js";
+import { heavyRequestBytes, heavyTurn, messageChars } from "../shared/heavy-turns.js";
 
 /** Who a model call over HTTP is for: session and step from the x-modelstub-* headers. */
 export interface CallTarget {
@@ -66,6 +67,12 @@ export function refused(code: number, message: string): Partial<HttpRequestLog> 
  */
 export async function answerCall(stub: Stub, res: ServerResponse, call: DialectCall, target: CallTarget, dialect: Dialect): Promise<Partial<HttpRequestLog>> {
   const { request, stream } = call;
+  // Reading and parsing a body of MBs took one heavy turn (route.ts); running its call takes
+  // another, so that no turn holds the loop for both. A client gone meanwhile runs nothing.
+  if (messageChars(request) >= heavyRequestBytes) {
+    await heavyTurn();
+    if (res.socket?.destroyed ?? res.destroyed) return { status: 499 };
+  }
   const drops = target.drops;
   // HTTP has no deadline header: only the client going away cuts a call off. The controller is
   // made when the engine first asks for the signal (a call that never waits never does): an

@@ -109,12 +109,11 @@ export function headerText(req: IncomingMessage, name: string): string {
  * `for await`: the async iterator cost a promise and a generator step per chunk, about 5% of a
  * request's CPU in the bench profile, and most bodies are one chunk.
  */
-function readBody(req: IncomingMessage, limit: number): Promise<string | "too large" | undefined> {
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer[] | "too large" | undefined> {
   return new Promise((resolve) => {
-    let first: Buffer | undefined;
-    let chunks: Buffer[] | undefined;
+    const chunks: Buffer[] = [];
     let size = 0;
-    const finish = (value: string | "too large" | undefined) => {
+    const finish = (value: Buffer[] | "too large" | undefined) => {
       req.off("data", onData);
       req.off("end", onEnd);
       req.off("error", onGone);
@@ -128,10 +127,10 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | "too la
         // socket behind it, unread bytes and all.
         req.pause();
         finish("too large");
-      } else if (first === undefined) first = chunk;
-      else (chunks ??= [first]).push(chunk);
+      } else chunks.push(chunk);
     };
-    const onEnd = () => finish(chunks ? Buffer.concat(chunks).toString("utf8") : (first?.toString("utf8") ?? ""));
+    // The chunks as they came: joining and decoding MBs waits for the request's heavy turn.
+    const onEnd = () => finish(chunks);
     // 'close' before 'end': the client went away mid-body.
     const onGone = () => finish(undefined);
     req.on("data", onData);
@@ -139,6 +138,12 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | "too la
     req.on("error", onGone);
     req.on("close", onGone);
   });
+}
+
+/** A body's text, from the chunks readBody gathered. */
+function textOf(chunks: Buffer[]): string {
+  if (chunks.length === 0) return "";
+  return (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString("utf8");
 }
 
 /** Answers a request refused before routing; resolves with its log fields. */
@@ -174,19 +179,20 @@ export async function route(stub: Stub, { req, res, url, session, step, drops, p
   const model = modelRoutes.get(path);
   if (model) {
     if (req.method !== "POST") return wrongMethod(res, "POST", model.shape);
-    const body = await readBody(req, maxBody);
-    if (body === undefined) return { status: 499 };
-    if (body === "too large") {
+    const chunks = await readBody(req, maxBody);
+    if (chunks === undefined) return { status: 499 };
+    if (chunks === "too large") {
       const message = `the request body is larger than ${maxBody} bytes`;
       sendError(res, frontError(413, message, "request_too_large", [["connection", "close"]], model.shape));
       return { status: 413, ...refused(Code.RESOURCE_EXHAUSTED, message) };
     }
-    // Hashing, scanning and parsing a body of MBs, then running its call, is one synchronous run.
-    if (body.length >= heavyRequestBytes) {
+    // Decoding, hashing, scanning and parsing a body of MBs is one synchronous run: it waits for
+    // its heavy turn. A client that went away meanwhile: nothing runs, and no episode has it.
+    if (chunks.reduce((n, c) => n + c.length, 0) >= heavyRequestBytes) {
       await heavyTurn();
-      // A client that went away while the request waited: nothing runs, and no episode has it.
       if (req.socket.destroyed) return { status: 499 };
     }
+    const body = textOf(chunks);
     return model.handle(stub, res, body, { session, step, drops: { tracker: drops, body: bodyDigest(body), retryCount: retryCountOf(headerText(req, "x-stainless-retry-count")) }, processingComments });
   }
   const script = stub.scriptOf(session);

@@ -23,3 +23,10 @@ export function heavyTurn(): Promise<void> {
   lastTurn = turn;
   return turn;
 }
+
+/** Characters of message text a request carries: what makes it heavy to decode, render and record. */
+export function messageChars(request: { messages: readonly { content: string }[] }): number {
+  let n = 0;
+  for (const m of request.messages) n += m.content.length;
+  return n;
+}

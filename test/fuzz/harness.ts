@@ -124,7 +124,7 @@ function stderrTail(server: FuzzServer): string {
  * session is deleted, its RSS and open fds come back within the bounds of its warm baseline (polled up to 15 s: sockets close
  * and the heap shrinks a little after the clients go). Returns what it measured.
  */
-export async function checkAfterBatch(server: FuzzServer, batch: string): Promise<{ rssMb: number; fds: number }> {
+export async function checkAfterBatch(server: FuzzServer, batch: string, boundMb = rssBoundMb): Promise<{ rssMb: number; fds: number }> {
   const where = `after ${batch} (MODELSTUB_FUZZ_SEED=${fuzzSeed} MODELSTUB_FUZZ_ROUNDS=${fuzzRounds})`;
   expect(server.exited(), `${where}: the server exited\n${stderrTail(server)}`).toBeUndefined();
   let reply;
@@ -143,12 +143,12 @@ export async function checkAfterBatch(server: FuzzServer, batch: string): Promis
   let rss = rssMb(server.pid);
   let fds = fdCount(server.pid);
   const end = Date.now() + 15_000;
-  while ((rss > server.baseRssMb + rssBoundMb || fds > server.baseFds + fdBound) && Date.now() < end) {
+  while ((rss > server.baseRssMb + boundMb || fds > server.baseFds + fdBound) && Date.now() < end) {
     await new Promise((r) => setTimeout(r, 250));
     rss = rssMb(server.pid);
     fds = fdCount(server.pid);
   }
-  expect(rss, `${where}: RSS ${rss.toFixed(0)} MB, warm baseline ${server.baseRssMb.toFixed(0)} MB, bound +${rssBoundMb} MB`).toBeLessThanOrEqual(server.baseRssMb + rssBoundMb);
+  expect(rss, `${where}: RSS ${rss.toFixed(0)} MB, warm baseline ${server.baseRssMb.toFixed(0)} MB, bound +${boundMb} MB`).toBeLessThanOrEqual(server.baseRssMb + boundMb);
   expect(fds, `${where}: ${fds} open fds, warm baseline ${server.baseFds}, bound +${fdBound}`).toBeLessThanOrEqual(server.baseFds + fdBound);
   expect(server.exited(), `${where}: the server exited\n${stderrTail(server)}`).toBeUndefined();
   return { rssMb: rss, fds };
