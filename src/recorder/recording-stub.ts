@@ -91,7 +91,7 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
 
   const refuse = (code: number, message: string): CallResult => ({ kind: "status", status: { code, message, trailers: [] } });
 
-  async function record(input: CallInput): Promise<CallResult> {
+  async function record(input: CallInput, arrivedAt: number): Promise<CallResult> {
     if (draining) return refuse(Code.UNAVAILABLE, "modelstub record is shutting down");
     session ??= input.session;
     if (input.session !== session) {
@@ -119,7 +119,7 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
     }
     input.onStart?.({ sequence, startMs: timelineMs });
     const signal = AbortSignal.any([input.signal, shutdown.signal]);
-    const result = await o.upstream.call({ method: input.method, request: ids.toUpstream(input.request), session, step, signal, budgetMs: input.budgetMs ?? Infinity });
+    const result = await o.upstream.call({ method: input.method, request: ids.toUpstream(input.request), session, step, signal, budgetMs: (input.budgetMs ?? Infinity) - (performance.now() - arrivedAt) });
     const method = input.method === "stream" ? "GenerateStream" : "Generate";
     const where = `call ${sequence} (${method}${step ? `, step ${step}` : ""}) -> ${o.upstream.describe}`;
     // A stream cut off part-way comes back as a hang after its chunks: the shutdown's cut too.
@@ -148,7 +148,9 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
 
   const call = (input: CallInput): Promise<CallResult> => {
     running++;
-    const run = queue.then(() => record(input));
+    // The client's deadline counts from its arrival: the time it waited behind earlier calls is spent.
+    const arrivedAt = performance.now();
+    const run = queue.then(() => record(input, arrivedAt));
     queue = run.catch(() => undefined);
     return run
       .catch((err): CallResult => refuse(Code.INTERNAL, `modelstub record: ${(err as Error).message}`))
