@@ -3,6 +3,7 @@ import type { CallResult } from "../engine/call-result.js";
 import type { Stub } from "../engine/stub.js";
 import type { CompiledScript, DeclaredModel } from "../script/compiled-script.js";
 import { loadScriptText } from "../script/load-script.js";
+import { ScriptError } from "../script/script-error.js";
 import type { DraftEntry, ScriptDraft } from "../script/write-script.js";
 import { Code } from "../shared/status-code.js";
 import { answerEntry, compileRecordedEntry } from "./answer-entry.js";
@@ -11,11 +12,20 @@ import { scrub } from "./redact.js";
 import { ToolIds } from "./tool-ids.js";
 import type { Upstream } from "./upstream.js";
 
+/** A compile error's first problem, without the place (the entry is the recorder's, not a file). */
+const problemOf = (err: unknown) => (err instanceof ScriptError && err.issues[0] ? err.issues[0].message : (err as Error).message.split("\n")[0]!);
+
 /** What the recorder has recorded so far. */
 export interface Recording {
   /** The session recorded (the first that called), or undefined before the first call. */
   readonly session: string | undefined;
   readonly calls: number;
+  /**
+   * The calls whose upstream answer could not be written as an entry (a `{{`, arguments that are
+   * not JSON, an answer past the size a script may hold), each "call N (...): why": the client
+   * and the script got an INTERNAL error in its place. `record` exits 1 when there are any.
+   */
+  readonly unrecorded: readonly string[];
   /** The script so far, ready for writeScript. */
   draft(): ScriptDraft;
 }
@@ -54,6 +64,7 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
   const ids = new ToolIds();
   let session: string | undefined;
   let calls = 0;
+  const unrecorded: string[] = [];
   let timelineMs = 0;
   let running = 0;
   let draining = false;
@@ -75,6 +86,7 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
     get calls() {
       return calls;
     },
+    unrecorded,
     draft(): ScriptDraft {
       const header = [
         `Recorded by \`modelstub record\` from ${o.upstream.describe}: ${calls} call${calls === 1 ? "" : "s"} of session "${session ?? "default"}".`,
@@ -130,11 +142,29 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
     try {
       compiled = compileRecordedEntry(recorded.entry);
     } catch (err) {
-      // Unreachable for what recordEntry writes; kept a status, never a crash of the recorder.
-      recorded.comments.push(`not recorded: ${(err as Error).message.split("\n")[0]}`);
-      recorded.entry = { error: { code: "INTERNAL", message: "modelstub record could not write this reply as a script entry" } };
-      compiled = compileRecordedEntry(recorded.entry);
+      const why = problemOf(err);
+      const reply = "reply" in recorded.entry && typeof recorded.entry.reply === "object" ? recorded.entry.reply : undefined;
+      if (reply?.chunks) {
+        // The upstream's chunks (--keep-chunks) cost a line each: a stream of tens of thousands
+        // of deltas passes the size an entry may hold where its text alone does not. The text
+        // is kept, cut by the words rule, which is also what the client is answered with.
+        const { chunks, ...rest } = reply;
+        recorded.entry = { ...recorded.entry, reply: rest } as typeof recorded.entry;
+        recorded.comments.push(`--keep-chunks not kept: the upstream's ${chunks.length} chunks would pass the size an entry may hold (${why}); cut by the words rule`);
+      }
+      try {
+        compiled = compileRecordedEntry(recorded.entry);
+      } catch (again) {
+        // An answer past the size a script may hold (a 600 KB reply): an error stands in for it, said
+        // to the client, in the script, and by `record`'s exit status.
+        const problem = `the answer cannot be written as a script entry: ${problemOf(again)}`;
+        recorded.comments.push(`not recorded: ${problem}; the client got this error in its place`);
+        recorded.entry = { error: { code: "INTERNAL", message: "modelstub record could not write this reply as a script entry" } };
+        recorded.unrecorded = problem;
+        compiled = compileRecordedEntry(recorded.entry);
+      }
     }
+    if (recorded.unrecorded !== undefined) unrecorded.push(`${where}: ${recorded.unrecorded}`);
     list.push({ comments: recorded.comments, entry: recorded.entry });
     if (result.kind === "reply" && compiled.action.kind === "reply" && compiled.action.reply.toolCalls.length > 0) {
       ids.remember(session, sequence, result.reply.toolCalls.map((c) => c.id));

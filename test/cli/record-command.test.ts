@@ -6,6 +6,7 @@ import { join } from "node:path";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadScriptText } from "../../src/script/load-script.js";
+import { startPythonUpstream } from "../recorder/upstreams/python-upstream.js";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-openai-upstream.js";
 import { cliPath, repoRoot, runCli } from "../support/run-cli.js";
 
@@ -102,6 +103,23 @@ describe("modelstub record", { timeout: 60_000 }, () => {
     expect(stderr.match(/over the 524288 \(512 KiB\) a script may hold/g)).toHaveLength(2);
     expect(stderr).toContain(`modelstub record: ${out}: the script is `);
     expect(stderr).toContain(`modelstub record: ${out} cannot be replayed: the script is `);
+  });
+
+  it("exits 1 when an answer it gave could not be recorded (a 600 KB reply), and says which call", async () => {
+    const python = await startPythonUpstream([{ reply_bytes: 600_000 }]);
+    try {
+      const out = join(await mkdtemp(join(tmpdir(), "modelstub-record-")), "huge.yaml");
+      const rec = await startRecord(["--upstream", python.baseUrl, "--out", out, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"], {});
+      const client = new OpenAI({ baseURL: rec.url, apiKey: "x", maxRetries: 0 });
+      const error = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "huge" }] }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OpenAI.InternalServerError);
+      const { code, stderr } = await rec.stop();
+      expect(code).toBe(1);
+      expect(stderr).toContain("modelstub record: 1 upstream answer could not be recorded (an INTERNAL error stands in, as the client got it):\n  call 1 (Generate) -> ");
+      expect(await readFile(out, "utf8")).toContain("# not recorded: the answer cannot be written as a script entry: the script is ");
+    } finally {
+      await python.close();
+    }
   });
 
   it("refuses an --out whose folder is missing with exit 2, naming the flag and the path, before recording anything", async () => {
