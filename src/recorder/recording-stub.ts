@@ -15,6 +15,9 @@ import type { Upstream } from "./upstream.js";
 /** A compile error's first problem, without the place (the entry is the recorder's, not a file). */
 const problemOf = (err: unknown) => (err instanceof ScriptError && err.issues[0] ? err.issues[0].message : (err as Error).message.split("\n")[0]!);
 
+/** A reply text longer than this, in UTF-8 bytes, is recorded as a `text_file` beside the script. */
+const textFileFromBytes = 64 * 1024;
+
 /** What the recorder has recorded so far. */
 export interface Recording {
   /** The session recorded (the first that called), or undefined before the first call. */
@@ -26,6 +29,11 @@ export interface Recording {
    * and the script got an INTERNAL error in its place. `record` exits 1 when there are any.
    */
   readonly unrecorded: readonly string[];
+  /**
+   * The reply texts kept beside the script (`text_file`), by the name the script gives them,
+   * relative to its folder: texts too long to sit in the script well.
+   */
+  readonly textFiles: ReadonlyMap<string, string>;
   /** The script so far, ready for writeScript. */
   draft(): ScriptDraft;
 }
@@ -40,6 +48,8 @@ export interface RecordingStubOptions extends EntryOptions {
   inner: Stub;
   /** The model replies name when a request names none, as the written script's `defaults.model`. */
   defaultModel: string;
+  /** The folder, relative to the script's, that long reply texts go to as `text_file`s (default `replies`). */
+  textFileDir?: string;
   /** Told after every recorded call (the CLI writes the script then). */
   onRecorded?: (recording: Recording) => void;
 }
@@ -65,6 +75,7 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
   let session: string | undefined;
   let calls = 0;
   const unrecorded: string[] = [];
+  const textFiles = new Map<string, string>();
   let timelineMs = 0;
   let running = 0;
   let draining = false;
@@ -87,6 +98,7 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
       return calls;
     },
     unrecorded,
+    textFiles,
     draft(): ScriptDraft {
       const header = [
         `Recorded by \`modelstub record\` from ${o.upstream.describe}: ${calls} call${calls === 1 ? "" : "s"} of session "${session ?? "default"}".`,
@@ -139,28 +151,39 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
     const cutByShutdown = cutOff && shutdown.signal.aborted && !input.signal.aborted;
     const recorded = cutByShutdown ? shutdownEntry(where) : recordEntry(result, where, o, input.method === "stream");
     let compiled;
+    // A long text goes beside the script, as a text_file: the script stays small enough to read
+    // and to serve however long the answers (a script holds 512 KiB; a text_file up to 1 MiB).
+    const reply = "reply" in recorded.entry && typeof recorded.entry.reply === "object" ? recorded.entry.reply : undefined;
+    if (reply?.text !== undefined && Buffer.byteLength(reply.text, "utf8") > textFileFromBytes) {
+      const name = `${o.textFileDir ?? "replies"}/call-${sequence}.txt`;
+      textFiles.set(name, reply.text);
+      const { text, ...rest } = reply;
+      recorded.entry = { ...recorded.entry, reply: { ...rest, text_file: name } } as typeof recorded.entry;
+      recorded.comments.push(`its text (${Buffer.byteLength(text, "utf8")} bytes) is in ${name}, beside this script`);
+    }
     try {
-      compiled = compileRecordedEntry(recorded.entry);
+      compiled = compileRecordedEntry(recorded.entry, textFiles);
     } catch (err) {
       const why = problemOf(err);
-      const reply = "reply" in recorded.entry && typeof recorded.entry.reply === "object" ? recorded.entry.reply : undefined;
-      if (reply?.chunks) {
+      const now = "reply" in recorded.entry && typeof recorded.entry.reply === "object" ? recorded.entry.reply : undefined;
+      if (now?.chunks) {
         // The upstream's chunks (--keep-chunks) cost a line each: a stream of tens of thousands
         // of deltas passes the size an entry may hold where its text alone does not. The text
         // is kept, cut by the words rule, which is also what the client is answered with.
-        const { chunks, ...rest } = reply;
+        const { chunks, ...rest } = now;
         recorded.entry = { ...recorded.entry, reply: rest } as typeof recorded.entry;
         recorded.comments.push(`--keep-chunks not kept: the upstream's ${chunks.length} chunks would pass the size an entry may hold (${why}); cut by the words rule`);
       }
       try {
-        compiled = compileRecordedEntry(recorded.entry);
+        compiled = compileRecordedEntry(recorded.entry, textFiles);
       } catch (again) {
-        // An answer past the size a script may hold (a 600 KB reply): an error stands in for it, said
-        // to the client, in the script, and by `record`'s exit status.
+        // An answer past what a script and its text_file may hold (a text over 1 MiB): an error
+        // stands in for it, said to the client, in the script, and by `record`'s exit status.
         const problem = `the answer cannot be written as a script entry: ${problemOf(again)}`;
         recorded.comments.push(`not recorded: ${problem}; the client got this error in its place`);
         recorded.entry = { error: { code: "INTERNAL", message: "modelstub record could not write this reply as a script entry" } };
         recorded.unrecorded = problem;
+        textFiles.delete(`${o.textFileDir ?? "replies"}/call-${sequence}.txt`);
         compiled = compileRecordedEntry(recorded.entry);
       }
     }
