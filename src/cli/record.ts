@@ -36,7 +36,8 @@ send (ids, tool call ids, chunks). Upstream errors become scripted errors of the
 (429 with its retry hints), timeouts \`timeout: true\`. Stop it with SIGTERM or SIGINT: it writes
 FILE and prints the command that replays it. One session is recorded, the first that calls.
 Exit codes: 0 stopped and written, 1 the script could not be written or is past the 512 KiB
-script limit (written, but serve refuses it), 2 bad arguments, an --out whose folder is missing
+script limit (written, but serve refuses it), or an upstream answer could not be recorded (an
+INTERNAL error stands in; each such call is listed), 2 bad arguments, an --out whose folder is missing
 or not writable, or an address that cannot be bound.
 
 ${formatOptionsHelp(specs)}
@@ -148,6 +149,13 @@ export async function record(argv: string[]): Promise<number> {
       return 1;
     }
     process.stdout.write(`${replayCommand(out, { grpc, http, latency: options["latency"] === true })}\n`);
+    const unrecorded = recorder.recording.unrecorded;
+    if (unrecorded.length > 0) {
+      // The script replays what the client got, but that was an error in place of the upstream's answer.
+      process.stderr.write(`modelstub record: ${unrecorded.length} upstream answer${unrecorded.length === 1 ? "" : "s"} could not be recorded (an INTERNAL error stands in, as the client got it):\n`);
+      for (const u of unrecorded) process.stderr.write(`  ${u}\n`);
+      return 1;
+    }
     return 0;
   } catch (err) {
     if (err instanceof UsageError) {

@@ -1,3 +1,4 @@
+import type { RenderedReply } from "./render-reply.js";
 import { Outcome } from "../../gen/modelstub/v1/episode_pb.js";
 import { abortReasonOf, waitForAbort } from "./abort-reason.js";
 import type { CallInput } from "./call-input.js";
@@ -22,6 +23,8 @@ const budgetReached = Symbol("budget reached");
 export class Execution implements RunningCall {
   elapsed = 0;
   chunksSent = 0;
+  /** The reply a stream is sending (its chunks: what the episode's sent_text_chunks are cut from). */
+  streamed: RenderedReply | undefined;
   /** Set when a reset or reload closed the call's episode: the status the call ends with. */
   closedBy: CallStatus | undefined;
   private controller: AbortController | undefined;

@@ -1,4 +1,4 @@
-import { CallMethod, StreamBreak, type EpisodeCall } from "../../gen/modelstub/v1/episode_pb.js";
+import { CallMethod, Outcome, StreamBreak, type EpisodeCall } from "../../gen/modelstub/v1/episode_pb.js";
 import type { CallInput } from "./call-input.js";
 import type { CallLog } from "./call-log.js";
 import type { CallResult } from "./call-result.js";
@@ -14,6 +14,7 @@ import { renderReply, type RenderedReply } from "./render-reply.js";
 import { viewRequest } from "./request-view.js";
 import { executeEntry } from "./execute-entry.js";
 import { callIdsOf } from "../shared/call-ids.js";
+import { derivedSentText } from "../shared/derived-chunking.js";
 import { selectEntry } from "./select-entry.js";
 import type { Session } from "./session.js";
 import { Code } from "../shared/status-code.js";
@@ -146,7 +147,7 @@ export async function runCall(session: Session, clock: Clock, input: CallInput, 
   const failedHook = notify(log, [onCall, input.onLog]);
   if (failedHook) ending = statusEnding(internalStatus(failedHook.error));
   try {
-    episode.record(sequence, encodeEpisodeCall(record(session, sequence, stepId, entryRef, input, ending, startMs, endMs, x.chunksSent, fault), episode.arena.alloc));
+    episode.record(sequence, encodeEpisodeCall(record(session, sequence, stepId, entryRef, input, ending, startMs, endMs, x.chunksSent, fault, x.streamed), episode.arena.alloc));
   } catch (err) {
     // Unreachable with well-formed messages; the slot stays empty rather than the call hanging.
     ending = statusEnding(internalStatus(err));
@@ -154,6 +155,28 @@ export async function runCall(session: Session, clock: Clock, input: CallInput, 
     episode.finish(x);
   }
   return ending.result;
+}
+
+/**
+ * The text chunks a stream that ended before its reply did was sent, for the episode, where a
+ * script written from the episode could not tell them (derivedSentText: the words rule cutting
+ * the reply to chunks_sent): a break after chunks the words rule does not make, a stream the
+ * caller cut off. Empty for the rest, so episodes of streams that end whole keep their bytes.
+ */
+function sentTextChunksOf(streamed: RenderedReply | undefined, chunksSent: number, ending: Ending): string[] {
+  if (!streamed || chunksSent === 0 || ending.outcome === Outcome.OK) return [];
+  const sent: string[] = [];
+  const chunks = streamed.chunks();
+  for (let i = 0; i < chunksSent && i < chunks.length; i++) {
+    const c = chunks[i]!;
+    if (c.kind === "text") sent.push(c.text);
+  }
+  if (ending.outcome === Outcome.STREAM_BROKEN && ending.response) {
+    const message = ending.response.message;
+    const derived = derivedSentText(message?.content ?? "", (message?.toolCalls ?? []).map((t) => t.arguments), chunksSent);
+    if (derived && derived.length === sent.length && derived.every((d, i) => d === sent[i])) return [];
+  }
+  return sent;
 }
 
 function record(
@@ -167,6 +190,7 @@ function record(
   endMs: number,
   chunksSent: number,
   fault: ChosenFault | undefined,
+  streamed: RenderedReply | undefined,
 ): EpisodeCall {
   const s = ending.status;
   // A complete literal, not create(): see render-reply.ts.
@@ -187,6 +211,7 @@ function record(
     startMs: BigInt(startMs),
     endMs: BigInt(endMs),
     fault: fault && { $typeName: "modelstub.v1.AppliedFault", rule: fault.rule, kind: fault.fault.kind, roll: fault.roll },
+    sentTextChunks: sentTextChunksOf(streamed, chunksSent, ending),
   };
   return call;
 }

@@ -48,6 +48,7 @@ export async function runReply(entry: CompiledEntry, rendered: RenderedReply, in
   await x.wait(entry.firstByteMs);
   if (stream || brk || entry.perChunkMs > 0) {
     const { frames, counts } = planFrames(rendered, brk ? brk.afterChunks : -1);
+    if (stream) x.streamed = rendered;
     // `done` counts the script's chunks, whatever frames carry them: the break, the per-chunk
     // waits and chunks_sent speak of chunks, so coalescing changes no recorded byte (save for a
     // call cut off between two chunks of one frame, which records the frames it sent).

@@ -1,7 +1,7 @@
 import type { AppliedFault, CallStatus, EpisodeCall } from "../../gen/modelstub/v1/episode_pb.js";
 import { delimitedSize, reserveLength, startSizing, startWriting } from "./proto-lengths.js";
-import { enumSize, int64Size, stringSize, uint32Size, unknownSize } from "./proto-size.js";
-import { writeDelimited, writeEnum, writeInt64, writeString, writeUint32, writeUnknown } from "./proto-write.js";
+import { enumSize, int64Size, listStringSize, stringSize, uint32Size, unknownSize } from "./proto-size.js";
+import { writeDelimited, writeEnum, writeInt64, writeListString, writeString, writeUint32, writeUnknown } from "./proto-write.js";
 import { sizeRequest, writeRequest } from "./write-request.js";
 import { sizeResponse, sizeUsage, writeResponse, writeUsage } from "./write-response.js";
 
@@ -21,6 +21,12 @@ const STREAM_BREAK = (12 << 3) | 0;
 const START_MS = (13 << 3) | 0;
 const END_MS = (14 << 3) | 0;
 const FAULT = (15 << 3) | 2;
+/**
+ * Field 16 takes a two-byte tag, (16 << 3) | 2 = 130 as a varint: 0x82 0x01. The writers take a
+ * one-byte tag, so the first byte is written here and the second passed as the writer's "tag".
+ */
+const SENT_TEXT_CHUNKS_FIRST = 0x82;
+const SENT_TEXT_CHUNKS_SECOND = 0x01;
 const RULE = (1 << 3) | 2;
 const KIND = (2 << 3) | 0;
 const ROLL = (3 << 3) | 0;
@@ -72,6 +78,7 @@ function sizeEpisodeCall(c: EpisodeCall): number {
   if (c.usage !== undefined) n += delimitedSize(reserveLength(), sizeUsage(c.usage));
   n += uint32Size(c.chunksSent) + enumSize(c.streamBreak) + int64Size(c.startMs, false) + int64Size(c.endMs, false);
   if (c.fault !== undefined) n += delimitedSize(reserveLength(), sizeFault(c.fault));
+  for (let i = 0; i < c.sentTextChunks.length; i++) n += 1 + listStringSize(c.sentTextChunks[i]!);
   return n + unknownSize(c.$unknown);
 }
 
@@ -112,6 +119,10 @@ export function writeEpisodeCall(c: EpisodeCall, alloc: (size: number) => Buffer
   at = writeInt64(buf, at, START_MS, c.startMs, false);
   at = writeInt64(buf, at, END_MS, c.endMs, false);
   if (c.fault !== undefined) at = writeFault(buf, writeDelimited(buf, at, FAULT), c.fault);
+  for (let i = 0; i < c.sentTextChunks.length; i++) {
+    buf[at++] = SENT_TEXT_CHUNKS_FIRST;
+    at = writeListString(buf, at, SENT_TEXT_CHUNKS_SECOND, c.sentTextChunks[i]!);
+  }
   writeUnknown(buf, at, c.$unknown);
   return { bytes: buf, response };
 }

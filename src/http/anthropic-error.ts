@@ -1,4 +1,5 @@
 import type { CallStatus } from "../script/compiled-script.js";
+import { httpStatusOf } from "../shared/http-status-trailer.js";
 import { Code } from "../shared/status-code.js";
 import { requestIdOf } from "./dialect.js";
 import { httpErrorOf, type ErrorShape, type HttpError } from "./http-error.js";
@@ -55,6 +56,6 @@ export const overloadedStatus = 529;
 export function anthropicErrorOf(status: CallStatus, id?: string): HttpError {
   const requestId = id === undefined ? null : requestIdOf(id);
   const e = httpErrorOf(status, (parts) => anthropicErrorShape({ ...parts, requestId }));
-  if (status.code !== Code.UNAVAILABLE) return e;
+  if (status.code !== Code.UNAVAILABLE || httpStatusOf(status.trailers) !== undefined) return e;
   return { ...e, status: overloadedStatus, body: anthropicErrorShape({ status: overloadedStatus, message: status.message, type: "", param: null, code: null, requestId }) };
 }

@@ -1,4 +1,5 @@
 import type { CallStatus } from "../script/compiled-script.js";
+import { httpStatusOf, httpStatusTrailer } from "../shared/http-status-trailer.js";
 import { Code, codeName } from "../shared/status-code.js";
 
 /** An error answer: status, extra headers, and a body in the dialect's shape (OpenAI's `{"error":{...}}` by default). */
@@ -90,7 +91,10 @@ function retryHeaders(trailers: CallStatus["trailers"]): [string, string][] {
  * stub's own caps) carries `x-should-retry: false`.
  */
 export function httpErrorOf(status: CallStatus, shape: ErrorShape = openAiErrorShape): HttpError {
-  const m = mappingOf(status.code);
+  const m = { ...mappingOf(status.code) };
+  // A recorded upstream status the code cannot name back (a 529, a 502): answered as recorded.
+  const exact = httpStatusOf(status.trailers);
+  if (exact !== undefined) m.status = exact;
   const retry = status.code === Code.RESOURCE_EXHAUSTED ? retryHeaders(status.trailers) : [];
   const replaced = (k: string) => retry.length > 0 && (k === "retry-after" || k === "retry-after-ms");
   // A limit of the stub itself (session or episode cap): without this, the official SDKs would
@@ -98,7 +102,7 @@ export function httpErrorOf(status: CallStatus, shape: ErrorShape = openAiErrorS
   const final: [string, string][] = status.retryable === false && !status.trailers.some(([k]) => k === "x-should-retry") ? [["x-should-retry", "false"]] : [];
   const headers = [...status.trailers.filter(([k]) => !replaced(k)), ...retry, ...final]
     // A value HTTP cannot carry (a newline, say) is left out rather than failing the answer.
-    .filter(([k, v]) => !reserved.has(k) && headerValue.test(v))
+    .filter(([k, v]) => !reserved.has(k) && k !== httpStatusTrailer && headerValue.test(v))
     .map(([k, v]): [string, string] => [k, v]);
   return { status: m.status, headers, message: status.message, body: shape({ status: m.status, message: status.message, type: m.type, param: null, code: m.code }) };
 }

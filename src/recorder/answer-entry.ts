@@ -5,6 +5,7 @@ import { renderReply } from "../engine/render-reply.js";
 import { frameOf } from "../engine/run-reply.js";
 import type { CompiledEntry } from "../script/compiled-script.js";
 import { loadScriptText } from "../script/load-script.js";
+import { textFilesHeld } from "../script/resolve-text-files.js";
 import type { EntryInput } from "../script/script-schema.js";
 import { writeScript } from "../script/write-script.js";
 import { callIdsOf } from "../shared/call-ids.js";
@@ -21,10 +22,10 @@ export interface AnswerContext {
   step: string;
 }
 
-/** An entry compiled exactly as the written script will compile it (the same text, through the loader). */
-export function compileRecordedEntry(entry: EntryInput): CompiledEntry {
+/** An entry compiled exactly as the written script will compile it (the same text, through the loader, its `text_file` read from `textFiles`). */
+export function compileRecordedEntry(entry: EntryInput, textFiles: ReadonlyMap<string, string> = new Map()): CompiledEntry {
   const text = writeScript({ header: [], lists: [{ key: "", entries: [{ comments: [], entry }] }] });
-  return loadScriptText(text, "recorded entry").lists.get("")!.entries[0]!;
+  return loadScriptText(text, "recorded entry", textFilesHeld(textFiles)).lists.get("")!.entries[0]!;
 }
 
 /**

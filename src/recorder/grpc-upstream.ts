@@ -1,4 +1,5 @@
 import { FinishReason, type GenerateResponse } from "../../gen/modelstub/v1/model_pb.js";
+import { deadlineStatus } from "../engine/execution.js";
 import { createGrpcPort } from "../port/grpc-port.js";
 import { ModelCallError } from "../port/model-port.js";
 import { Code } from "../shared/status-code.js";
@@ -38,15 +39,32 @@ function droppedLink(err: ModelCallError): boolean {
 }
 
 /**
- * A status that ended an upstream call, as a result: DEADLINE_EXCEEDED under the client's own
- * deadline is the client's cut-off (replayed as a hang the same deadline ends), under the
- * recorder's a timeout; the rest are errors.
+ * Whether a status is the client's deadline cutting the call off, rather than the upstream's
+ * own DEADLINE_EXCEEDED: the client's deadline goes upstream with the call, so both arrive as
+ * the same code. A cut-off comes when the deadline has passed (grpc-js ends a call at its
+ * deadline, not before), or says it is one: a modelstub upstream on the virtual clock reaches
+ * the deadline it was sent at once, and answers "cut off by the caller's deadline". Any other
+ * DEADLINE_EXCEEDED that came while the client still had time left (a scripted `timeout: true`
+ * answers it at once, a gateway its own shorter limit) is the upstream's, and the client got
+ * it then too. The slack covers timer granularity: a status within it of the deadline looks
+ * the same to the client either way.
  */
-function statusResult(err: unknown, totalMs: number, clientDeadline: boolean): UpstreamResult {
+export function clientCutOff(err: unknown, elapsedMs: number, budgetMs: number): boolean {
+  if (!(err instanceof ModelCallError) || err.code !== Code.DEADLINE_EXCEEDED || !Number.isFinite(budgetMs)) return false;
+  return elapsedMs >= budgetMs - deadlineSlackMs || err.details === deadlineStatus.message;
+}
+const deadlineSlackMs = 5;
+
+/**
+ * A status that ended an upstream call, as a result: DEADLINE_EXCEEDED at the client's own
+ * deadline is the client's cut-off (replayed as a hang the same deadline ends); the upstream's
+ * own, or the recorder's --upstream-timeout, a timeout; the rest are errors.
+ */
+function statusResult(err: unknown, totalMs: number, clientCut: boolean): UpstreamResult {
   if (!(err instanceof ModelCallError)) return { kind: "error", code: Code.UNAVAILABLE, message: `upstream failed: ${(err as Error).message}`, trailers: [], totalMs };
   // Before any content: a drop with nothing sent, which a replay resets the same way.
   if (droppedLink(err)) return { kind: "reply", reply: { text: "", chunks: [], toolCalls: [], finishReason: "stop", usage: undefined, model: "" }, firstByteMs: totalMs, totalMs, broke: { afterChunks: 0, then: "drop", message: err.details } };
-  if (err.code === Code.DEADLINE_EXCEEDED) return clientDeadline ? { kind: "aborted", reason: "deadline", totalMs } : { kind: "timeout", totalMs };
+  if (err.code === Code.DEADLINE_EXCEEDED) return clientCut ? { kind: "aborted", reason: "deadline", totalMs } : { kind: "timeout", totalMs };
   return { kind: "error", code: err.code, message: err.details, trailers: err.trailers.map(([k, v]) => [k, v]), totalMs };
 }
 
@@ -68,7 +86,6 @@ export function createGrpcUpstream(address: string, options: UpstreamOptions = {
       const meta = { session, ...(step && !request.stepId ? { step } : {}) };
       if (method === "generate") {
         // The client's deadline goes upstream, so an upstream that hangs is cut off as the client would cut it.
-        const clientDeadline = budgetMs <= timeoutMs;
         const o = { ...meta, signal, timeoutMs: Math.min(timeoutMs, budgetMs) };
         try {
           const res = await port.generate(req, o);
@@ -76,7 +93,8 @@ export function createGrpcUpstream(address: string, options: UpstreamOptions = {
           return { kind: "reply", reply: replyOf(res), firstByteMs: total, totalMs: total };
         } catch (err) {
           if (signal.aborted) return { kind: "aborted", reason: "cancelled", totalMs: msSince(t0) };
-          return statusResult(err, msSince(t0), clientDeadline);
+          const elapsed = performance.now() - t0;
+          return statusResult(err, msSince(t0), budgetMs <= timeoutMs && clientCutOff(err, elapsed, budgetMs));
         }
       }
       // A stream takes the client's deadline upstream, and --upstream-timeout bounds only its
@@ -121,7 +139,7 @@ export function createGrpcUpstream(address: string, options: UpstreamOptions = {
         // cancel): the upstream had stalled or was still sending. A hang after the chunks so far,
         // which the same deadline ends on replay, as a unary call cut off is a `hang: true`; its
         // time is the last chunk's, the wait after it being the client's.
-        const clientCut = signal.aborted || (clientDeadline && err instanceof ModelCallError && err.code === Code.DEADLINE_EXCEEDED);
+        const clientCut = signal.aborted || clientCutOff(err, performance.now() - t0, budgetMs);
         if (sent > 0 && clientCut) return broke({ then: "hang", message: "" }, lastChunkMs);
         if (signal.aborted) return { kind: "aborted", reason: "cancelled", totalMs: msSince(t0) };
         // Silent past --upstream-timeout: recorded as openai-upstream.ts records it (why, there).
@@ -130,7 +148,7 @@ export function createGrpcUpstream(address: string, options: UpstreamOptions = {
           if (droppedLink(err)) return broke({ then: "drop", message: err.details });
           return broke({ then: "error", message: err.details, code: err.code, trailers: err.trailers.map(([k, v]) => [k, v]) });
         }
-        return statusResult(err, msSince(t0), clientDeadline);
+        return statusResult(err, msSince(t0), clientCut);
       } finally {
         limit.stop();
       }

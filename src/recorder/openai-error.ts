@@ -1,10 +1,18 @@
+import { mappingOf } from "../http/http-error.js";
+import { httpStatusTrailer } from "../shared/http-status-trailer.js";
 import { Code } from "../shared/status-code.js";
 import { isObj } from "./openai-reply.js";
 import type { UpstreamResult } from "./upstream.js";
 
 /**
- * HTTP statuses as the gRPC codes the HTTP front maps back to them (src/http/http-error.ts), so
- * a recorded 429 replays as a 429. 408 and 504 are timeouts, recorded as `timeout: true`.
+ * HTTP statuses as gRPC codes, for gRPC clients of the recorder and the replay: those the HTTP
+ * front maps back to the same status (src/http/http-error.ts), and a near code where none does
+ * (502 and 529 are an overloaded or failing upstream a client may retry, UNAVAILABLE; 504 the
+ * gateway's own timeout, DEADLINE_EXCEEDED; 422 a request refused as invalid). An unlisted 4xx
+ * is UNKNOWN, an unlisted 5xx INTERNAL. Where the code's own status differs from the upstream's,
+ * the recorded error carries the upstream's in `x-modelstub-http-status`, so the HTTP front
+ * answers a replay with the very status recorded. docs/record.md lists this table. A 408 is
+ * the upstream's own timeout: `timeout: true`, which answers 408 over HTTP.
  */
 const codeOfStatus: Record<number, number> = {
   400: Code.INVALID_ARGUMENT,
@@ -12,13 +20,19 @@ const codeOfStatus: Record<number, number> = {
   403: Code.PERMISSION_DENIED,
   404: Code.NOT_FOUND,
   409: Code.ABORTED,
+  422: Code.INVALID_ARGUMENT,
   429: Code.RESOURCE_EXHAUSTED,
   499: Code.CANCELLED,
   500: Code.INTERNAL,
   501: Code.UNIMPLEMENTED,
   502: Code.UNAVAILABLE,
   503: Code.UNAVAILABLE,
+  504: Code.DEADLINE_EXCEEDED,
+  529: Code.UNAVAILABLE,
 };
+
+/** The gRPC code an upstream HTTP error status is recorded as. */
+export const codeOfHttpStatus = (status: number): number => codeOfStatus[status] ?? (status >= 500 ? Code.INTERNAL : Code.UNKNOWN);
 
 /** Response headers kept as the recorded status's trailers: the retry hints clients obey. */
 const keptHeaders = ["retry-after", "retry-after-ms", "x-should-retry"];
@@ -56,11 +70,13 @@ export async function errorOf(res: Response, totalMs: () => number): Promise<Ups
     // message's size (record-entry.ts); a clip here could cut through a key and keep its prefix.
     if (text.trim()) message = text.trim();
   }
-  if (res.status === 408 || res.status === 504) return { kind: "timeout", totalMs: totalMs() };
+  if (res.status === 408) return { kind: "timeout", totalMs: totalMs() };
   const trailers = keptHeaders.flatMap((k): [string, string][] => {
     const v = res.headers.get(k);
     return v !== null && /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(v) ? [[k, v]] : [];
   });
-  const code = codeOfStatus[res.status] ?? (res.status >= 500 ? Code.INTERNAL : Code.UNKNOWN);
+  const code = codeOfHttpStatus(res.status);
+  // Only where the code would answer another status: a recorded 429 or 503 stays as it was.
+  if (mappingOf(code).status !== res.status && /^[45]\d\d$/.test(String(res.status))) trailers.push([httpStatusTrailer, String(res.status)]);
   return { kind: "error", code, message, trailers, httpStatus: res.status, totalMs: totalMs() };
 }

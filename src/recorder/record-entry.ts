@@ -19,6 +19,8 @@ export interface EntryOptions {
 export interface RecordedEntry {
   entry: EntryInput;
   comments: string[];
+  /** Why the upstream's answer could not be written, when an INTERNAL error stands in its place. */
+  unrecorded?: string;
 }
 
 /**
@@ -104,8 +106,7 @@ export function recordEntry(result: UpstreamResult, where: string, o: EntryOptio
       const problem = unwritable(reply);
       if (problem) {
         comments.push(`not recorded: ${problem}; the client got this error in its place`);
-        entry = { error: { code: "INTERNAL", message: `modelstub record: ${problem}` } };
-        break;
+        return { entry: { error: { code: "INTERNAL", message: `modelstub record: ${problem}` } }, comments, unrecorded: problem };
       }
       entry = { reply };
       const b = result.broke;

@@ -3,6 +3,7 @@ import type { CallResult } from "../engine/call-result.js";
 import type { Stub } from "../engine/stub.js";
 import type { CompiledScript, DeclaredModel } from "../script/compiled-script.js";
 import { loadScriptText } from "../script/load-script.js";
+import { ScriptError } from "../script/script-error.js";
 import type { DraftEntry, ScriptDraft } from "../script/write-script.js";
 import { Code } from "../shared/status-code.js";
 import { answerEntry, compileRecordedEntry } from "./answer-entry.js";
@@ -11,11 +12,28 @@ import { scrub } from "./redact.js";
 import { ToolIds } from "./tool-ids.js";
 import type { Upstream } from "./upstream.js";
 
+/** A compile error's first problem, without the place (the entry is the recorder's, not a file). */
+const problemOf = (err: unknown) => (err instanceof ScriptError && err.issues[0] ? err.issues[0].message : (err as Error).message.split("\n")[0]!);
+
+/** A reply text longer than this, in UTF-8 bytes, is recorded as a `text_file` beside the script. */
+const textFileFromBytes = 64 * 1024;
+
 /** What the recorder has recorded so far. */
 export interface Recording {
   /** The session recorded (the first that called), or undefined before the first call. */
   readonly session: string | undefined;
   readonly calls: number;
+  /**
+   * The calls whose upstream answer could not be written as an entry (a `{{`, arguments that are
+   * not JSON, an answer past the size a script may hold), each "call N (...): why": the client
+   * and the script got an INTERNAL error in its place. `record` exits 1 when there are any.
+   */
+  readonly unrecorded: readonly string[];
+  /**
+   * The reply texts kept beside the script (`text_file`), by the name the script gives them,
+   * relative to its folder: texts too long to sit in the script well.
+   */
+  readonly textFiles: ReadonlyMap<string, string>;
   /** The script so far, ready for writeScript. */
   draft(): ScriptDraft;
 }
@@ -30,6 +48,8 @@ export interface RecordingStubOptions extends EntryOptions {
   inner: Stub;
   /** The model replies name when a request names none, as the written script's `defaults.model`. */
   defaultModel: string;
+  /** The folder, relative to the script's, that long reply texts go to as `text_file`s (default `replies`). */
+  textFileDir?: string;
   /** Told after every recorded call (the CLI writes the script then). */
   onRecorded?: (recording: Recording) => void;
 }
@@ -54,6 +74,8 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
   const ids = new ToolIds();
   let session: string | undefined;
   let calls = 0;
+  const unrecorded: string[] = [];
+  const textFiles = new Map<string, string>();
   let timelineMs = 0;
   let running = 0;
   let draining = false;
@@ -75,6 +97,8 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
     get calls() {
       return calls;
     },
+    unrecorded,
+    textFiles,
     draft(): ScriptDraft {
       const header = [
         `Recorded by \`modelstub record\` from ${o.upstream.describe}: ${calls} call${calls === 1 ? "" : "s"} of session "${session ?? "default"}".`,
@@ -91,7 +115,7 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
 
   const refuse = (code: number, message: string): CallResult => ({ kind: "status", status: { code, message, trailers: [] } });
 
-  async function record(input: CallInput): Promise<CallResult> {
+  async function record(input: CallInput, arrivedAt: number): Promise<CallResult> {
     if (draining) return refuse(Code.UNAVAILABLE, "modelstub record is shutting down");
     session ??= input.session;
     if (input.session !== session) {
@@ -119,7 +143,7 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
     }
     input.onStart?.({ sequence, startMs: timelineMs });
     const signal = AbortSignal.any([input.signal, shutdown.signal]);
-    const result = await o.upstream.call({ method: input.method, request: ids.toUpstream(input.request), session, step, signal, budgetMs: input.budgetMs ?? Infinity });
+    const result = await o.upstream.call({ method: input.method, request: ids.toUpstream(input.request), session, step, signal, budgetMs: (input.budgetMs ?? Infinity) - (performance.now() - arrivedAt) });
     const method = input.method === "stream" ? "GenerateStream" : "Generate";
     const where = `call ${sequence} (${method}${step ? `, step ${step}` : ""}) -> ${o.upstream.describe}`;
     // A stream cut off part-way comes back as a hang after its chunks: the shutdown's cut too.
@@ -127,14 +151,43 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
     const cutByShutdown = cutOff && shutdown.signal.aborted && !input.signal.aborted;
     const recorded = cutByShutdown ? shutdownEntry(where) : recordEntry(result, where, o, input.method === "stream");
     let compiled;
-    try {
-      compiled = compileRecordedEntry(recorded.entry);
-    } catch (err) {
-      // Unreachable for what recordEntry writes; kept a status, never a crash of the recorder.
-      recorded.comments.push(`not recorded: ${(err as Error).message.split("\n")[0]}`);
-      recorded.entry = { error: { code: "INTERNAL", message: "modelstub record could not write this reply as a script entry" } };
-      compiled = compileRecordedEntry(recorded.entry);
+    // A long text goes beside the script, as a text_file: the script stays small enough to read
+    // and to serve however long the answers (a script holds 512 KiB; a text_file up to 1 MiB).
+    const reply = "reply" in recorded.entry && typeof recorded.entry.reply === "object" ? recorded.entry.reply : undefined;
+    if (reply?.text !== undefined && Buffer.byteLength(reply.text, "utf8") > textFileFromBytes) {
+      const name = `${o.textFileDir ?? "replies"}/call-${sequence}.txt`;
+      textFiles.set(name, reply.text);
+      const { text, ...rest } = reply;
+      recorded.entry = { ...recorded.entry, reply: { ...rest, text_file: name } } as typeof recorded.entry;
+      recorded.comments.push(`its text (${Buffer.byteLength(text, "utf8")} bytes) is in ${name}, beside this script`);
     }
+    try {
+      compiled = compileRecordedEntry(recorded.entry, textFiles);
+    } catch (err) {
+      const why = problemOf(err);
+      const now = "reply" in recorded.entry && typeof recorded.entry.reply === "object" ? recorded.entry.reply : undefined;
+      if (now?.chunks) {
+        // The upstream's chunks (--keep-chunks) cost a line each: a stream of tens of thousands
+        // of deltas passes the size an entry may hold where its text alone does not. The text
+        // is kept, cut by the words rule, which is also what the client is answered with.
+        const { chunks, ...rest } = now;
+        recorded.entry = { ...recorded.entry, reply: rest } as typeof recorded.entry;
+        recorded.comments.push(`--keep-chunks not kept: the upstream's ${chunks.length} chunks would pass the size an entry may hold (${why}); cut by the words rule`);
+      }
+      try {
+        compiled = compileRecordedEntry(recorded.entry, textFiles);
+      } catch (again) {
+        // An answer past what a script and its text_file may hold (a text over 1 MiB): an error
+        // stands in for it, said to the client, in the script, and by `record`'s exit status.
+        const problem = `the answer cannot be written as a script entry: ${problemOf(again)}`;
+        recorded.comments.push(`not recorded: ${problem}; the client got this error in its place`);
+        recorded.entry = { error: { code: "INTERNAL", message: "modelstub record could not write this reply as a script entry" } };
+        recorded.unrecorded = problem;
+        textFiles.delete(`${o.textFileDir ?? "replies"}/call-${sequence}.txt`);
+        compiled = compileRecordedEntry(recorded.entry);
+      }
+    }
+    if (recorded.unrecorded !== undefined) unrecorded.push(`${where}: ${recorded.unrecorded}`);
     list.push({ comments: recorded.comments, entry: recorded.entry });
     if (result.kind === "reply" && compiled.action.kind === "reply" && compiled.action.reply.toolCalls.length > 0) {
       ids.remember(session, sequence, result.reply.toolCalls.map((c) => c.id));
@@ -148,7 +201,9 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
 
   const call = (input: CallInput): Promise<CallResult> => {
     running++;
-    const run = queue.then(() => record(input));
+    // The client's deadline counts from its arrival: the time it waited behind earlier calls is spent.
+    const arrivedAt = performance.now();
+    const run = queue.then(() => record(input, arrivedAt));
     queue = run.catch(() => undefined);
     return run
       .catch((err): CallResult => refuse(Code.INTERNAL, `modelstub record: ${(err as Error).message}`))

@@ -1,3 +1,5 @@
+import { mkdir } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { createVirtualClock } from "../engine/clock.js";
 import { createStub } from "../engine/create-stub.js";
 import { waitDrained } from "../engine/wait-drained.js";
@@ -40,6 +42,8 @@ export interface RunningRecorder {
   readonly recording: Recording;
   /** The script recorded so far. */
   scriptText(): string;
+  /** The long reply texts the script reads as `text_file`s, by name (relative to the script's folder; written beside `out`). */
+  readonly textFiles: ReadonlyMap<string, string>;
   /** Why the script written to `out` cannot be served (it is past the size limit), or undefined. */
   readonly unservable: string | undefined;
   /**
@@ -75,6 +79,8 @@ export async function startRecorder(options: RecorderOptions): Promise<RunningRe
   const inner = createStub({ script: listingScript([defaultModel]), clock: createVirtualClock() });
   const warn = options.onWarning ?? ((message: string) => void process.stderr.write(`modelstub record: ${message}\n`));
   let writes: Promise<void> = Promise.resolve();
+  // text_files already on disk: each is written once, before the first script that names it.
+  const written = new Set<string>();
   let writeError: Error | undefined;
   let unservable: string | undefined;
   const write = () => {
@@ -84,7 +90,19 @@ export async function startRecorder(options: RecorderOptions): Promise<RunningRe
     // Said once, when it first happens: the script only grows, and every later write is as big.
     if (unservable === undefined && (unservable = oversizeProblem(text))) warn(`${out}: ${unservable}; recording goes on, and record exits 1 at the end`);
     // One write at a time, in call order: the file always ends with the latest script.
+    const files = [...stub.recording.textFiles].filter(([name]) => !written.has(name));
     writes = writes
+      .then(async () => {
+        for (const [name, body] of files) {
+          const path = join(dirname(out), name);
+          // One level, beside --out: a missing --out folder stays an error, not created here.
+          await mkdir(dirname(path)).catch((err: NodeJS.ErrnoException) => {
+            if (err.code !== "EEXIST") throw err;
+          });
+          await writeScriptFile(path, body);
+          written.add(name);
+        }
+      })
       .then(() => writeScriptFile(out, text))
       .then(
         () => void (writeError = undefined),
@@ -103,6 +121,8 @@ export async function startRecorder(options: RecorderOptions): Promise<RunningRe
     keepChunks: options.keepChunks === true,
     latency: options.latency === true,
     redaction: options.redaction ?? noRedaction,
+    // recorded.yaml's long texts go to recorded.replies/call-N.txt.
+    ...(options.out !== undefined ? { textFileDir: `${basename(options.out).replace(/\.(ya?ml|json)$/i, "")}.replies` } : {}),
     onRecorded: () => void write(),
   });
   const grpcAddress = options.grpc ?? "127.0.0.1:0";
@@ -124,6 +144,7 @@ export async function startRecorder(options: RecorderOptions): Promise<RunningRe
     httpUrl: http ? `http://${http.address}/v1` : undefined,
     recording: stub.recording,
     scriptText: () => writeScript(stub.recording.draft()),
+    textFiles: stub.recording.textFiles,
     get unservable() {
       return unservable;
     },

@@ -1,6 +1,7 @@
 import { parentPort } from "node:worker_threads";
 import { checkFaultPlanText } from "./load-fault-plan.js";
 import { checkScriptText } from "./load-script.js";
+import { textFilesIn } from "./resolve-text-files.js";
 import { ScriptError, type ScriptIssue } from "./script-error.js";
 import type { FaultPlanInput } from "./fault-plan-schema.js";
 import type { ScriptInput } from "./script-schema.js";
@@ -14,7 +15,8 @@ import type { ScriptInput } from "./script-schema.js";
 
 /** One text to check: a script, or a fault plan (checked against a script's step names when given). */
 export type CompileJob =
-  | { id: number; kind: "script"; text: string; file: string }
+  /** `textFilesFrom`: the folder a script file's `text_file`s are read from (a script given as text has none). */
+  | { id: number; kind: "script"; text: string; file: string; textFilesFrom?: string }
   | { id: number; kind: "plan"; text: string; file: string; script?: { name: string; steps: string[] } };
 
 /** The worker's answer: the validated input, or the problems of the text. */
@@ -24,7 +26,7 @@ export type CompileAnswer =
 
 function check(job: CompileJob): CompileAnswer {
   try {
-    if (job.kind === "script") return { id: job.id, input: checkScriptText(job.text, job.file) };
+    if (job.kind === "script") return { id: job.id, input: checkScriptText(job.text, job.file, job.textFilesFrom !== undefined ? textFilesIn(job.textFilesFrom) : undefined) };
     const script = job.script && { name: job.script.name, lists: new Set(job.script.steps) };
     return { id: job.id, input: checkFaultPlanText(job.text, job.file, script) };
   } catch (err) {

@@ -1,8 +1,9 @@
+import { chunkingFor, derivedSentText } from "../shared/derived-chunking.js";
+import { splitChunks } from "../shared/split-chunks.js";
 import { CallMethod, Outcome, StreamBreak, type EpisodeCall } from "../../gen/modelstub/v1/episode_pb.js";
 import { FinishReason, type GenerateResponse } from "../../gen/modelstub/v1/model_pb.js";
-import { splitChunks, type Chunking } from "../shared/split-chunks.js";
 import { toolCallIdOf } from "../shared/call-ids.js";
-import { clipText } from "../shared/clip-text.js";
+import { clipText, quoteClipped } from "../shared/clip-text.js";
 import { codeName } from "../shared/status-code.js";
 import type { EntryInput, ErrorInput, ReplyInput } from "./script-schema.js";
 import { countReplyTokens, countRequestTokens } from "../shared/count-tokens.js";
@@ -48,35 +49,6 @@ function argumentsOf(text: string): { args: string | Record<string, unknown>; va
   }
 }
 
-/** How many stream chunks a reply makes: its text's chunks, and per tool call a header and its argument fragments. */
-function chunkCount(textChunks: number, args: readonly string[], rule: Chunking): number {
-  return textChunks + args.reduce((n, a) => n + 1 + splitChunks(a, rule).length, 0);
-}
-
-/** `text` cut into exactly `n` chunks (1 <= n <= its code points): whole words where it has enough, else code points. */
-function cutInto(text: string, n: number): string[] {
-  const words = splitChunks(text, { kind: "words" });
-  const units = words.length >= n ? words : Array.from(text);
-  const out: string[] = [];
-  for (let i = 0; i < n; i++) out.push(units.slice(Math.floor((i * units.length) / n), Math.floor(((i + 1) * units.length) / n)).join(""));
-  return out;
-}
-
-/**
- * The chunking of a streamed reply that sends `sent` chunks: the default (words) when it does,
- * else explicit text chunks (tool call arguments keep the words rule, which explicit chunks do
- * not touch); undefined when no chunking of this text sends that many.
- */
-function chunkingFor(text: string, args: readonly string[], sent: number, atLeast: boolean): Pick<Exclude<ReplyInput, string>, "chunks" | "chunking"> | undefined {
-  const words = splitChunks(text, { kind: "words" }).length;
-  const byWords = chunkCount(words, args, { kind: "words" });
-  if (byWords === sent || (atLeast && byWords >= sent)) return {};
-  if (atLeast) return chunkCount(Array.from(text).length, args, { kind: "chars", n: 1 }) >= sent ? { chunking: { chars: 1 } } : undefined;
-  const textChunks = sent - chunkCount(0, args, { kind: "words" });
-  if (text === "" || textChunks < 1 || textChunks > Array.from(text).length) return undefined;
-  return { chunks: cutInto(text, textChunks) };
-}
-
 /**
  * The reply of a call's response; problems go to `problems`, and those that keep the reply from
  * being written at all (the loader would refuse it) to `blockers` too.
@@ -115,11 +87,38 @@ function replyOf(call: EpisodeCall, response: GenerateResponse, problems: string
   if (call.method === CallMethod.GENERATE_STREAM) {
     const args = calls.map((t) => t.arguments);
     const broken = call.outcome === Outcome.STREAM_BROKEN;
-    const chunking = chunkingFor(text, args, call.chunksSent, broken);
-    if (chunking === undefined) problems.push(`no chunking of this reply sends the ${call.chunksSent} chunks the stream sent`);
-    else Object.assign(reply, chunking);
+    const sent = call.sentTextChunks;
+    const prefix = sent.join("");
+    if (broken && sent.length > 0 && text.startsWith(prefix) && !sent.includes("")) {
+      // The chunks the client was sent, as sent, then the rest of the text by the words rule:
+      // a replay sends the same bytes, in the same chunks, before the break.
+      const rest = text.slice(prefix.length);
+      reply.chunks = [...sent, ...(rest === "" ? [] : splitChunks(rest, { kind: "words" }))];
+    } else {
+      const chunking = chunkingFor(text, args, call.chunksSent, broken);
+      if (chunking === undefined) problems.push(`no chunking of this reply sends the ${call.chunksSent} chunks the stream sent`);
+      else Object.assign(reply, chunking);
+    }
   }
   return reply;
+}
+
+/**
+ * What `--strict` checks beyond the episode: whether a replay of `entry` sends the client the
+ * same text chunks before its break as the recording did (the episode's sent_text_chunks, or
+ * where it has none the cut derivedSentText gives, which is what the engine left them out for).
+ * A sentence saying how they differ, or undefined.
+ */
+function clientSeesDifferently(call: EpisodeCall, entry: EntryInput): string | undefined {
+  const reply = entry.reply;
+  if (call.method !== CallMethod.GENERATE_STREAM || !entry.break || reply === undefined || typeof reply === "string") return undefined;
+  const text = reply.text ?? reply.chunks?.join("") ?? "";
+  const expected = call.sentTextChunks.length > 0 ? call.sentTextChunks : derivedSentText(call.response?.message?.content ?? "", (call.response?.message?.toolCalls ?? []).map((t) => t.arguments), call.chunksSent);
+  if (!expected) return undefined;
+  const chunks = reply.chunks ?? (typeof reply.chunking === "object" ? Array.from(text) : splitChunks(text, { kind: "words" }));
+  const replayed = chunks.slice(0, entry.break.after_chunks);
+  if (replayed.length === expected.length && replayed.every((c, i) => c === expected[i])) return undefined;
+  return `a replay would send the client ${quoteClipped(replayed.join(""))} in ${replayed.length} chunk(s) before the break, where the recording sent ${quoteClipped(expected.join(""))} in ${expected.length}`;
 }
 
 /** A line about the call: `call 3, GenerateStream, step plan: ok, text "Hello" and 1 tool call (bash)`. */
@@ -184,14 +183,29 @@ export function entryFromCall(call: EpisodeCall): CallEntry {
       entry.timeout = true;
       break;
     case Outcome.DEADLINE_EXCEEDED:
-    case Outcome.CANCELLED:
+    case Outcome.CANCELLED: {
       // The caller's deadline or cancel ended it: replayed, the same deadline or cancel ends a hang.
+      const sent = call.sentTextChunks;
+      if (call.chunksSent > 0 && sent.length === call.chunksSent && !sent.includes("")) {
+        // Cut off part-way through its text: the chunks the client got, at once, then a hang the
+        // same deadline or cancel ends. At once: waiting the declared time first would let the
+        // deadline pass before any chunk went. The replay's episode names the entry and records a
+        // break where the recording's recorded the cut-off: the client sees the same.
+        delete entry.latency;
+        entry.reply = { text: sent.join(""), chunks: [...sent] };
+        entry.break = { after_chunks: call.chunksSent, then: "hang" };
+        problems.push(`the caller cut the stream off after ${call.chunksSent} chunks: scripted as those chunks and a hang the same deadline or cancel ends, which the replay's episode records as a break`);
+        break;
+      }
       if (call.chunksSent > 0) problems.push(`the caller cut the stream off after ${call.chunksSent} chunks, whose content the episode does not hold; scripted as a hang`);
       entry.hang = true;
       break;
+    }
     default:
       entry.error = status ? errorOf(status) : { code: "UNKNOWN" };
   }
+  const seen = clientSeesDifferently(call, entry);
+  if (seen) problems.push(seen);
   if (blockers.length > 0) {
     // The loader would refuse the reply: an error that says why stands in, so the script loads.
     problems.push(...blockers);

@@ -1,3 +1,4 @@
+import { dirname } from "node:path";
 import type { z } from "zod";
 import { isScalar, LineCounter } from "yaml";
 import { checkAliases, findTooDeep, tooDeepAt } from "./check-structure.js";
@@ -12,6 +13,7 @@ import { locate, offsetOf, pathAt } from "./locate.js";
 import { ScriptError, type ScriptIssue } from "./script-error.js";
 import { parseYamlBounded } from "./parse-yaml-bounded.js";
 import { readSourceFile, sizeIssue } from "./read-source-file.js";
+import { resolveTextFiles, textFilesIn, type TextFileReader } from "./resolve-text-files.js";
 import { ScriptSchema, type ScriptInput } from "./script-schema.js";
 
 /** Formats a field path the way the errors print it: `steps.plan[2].reply`, `steps["a b"]`. */
@@ -55,8 +57,8 @@ function controlIssue(text: string, file: string): ScriptIssue | undefined {
  * every problem with file, line, column, field and a hint. Nothing half-loaded ever escapes: it
  * returns a whole compiled script or throws, and it throws nothing but a ScriptError.
  */
-export function loadScriptText(text: string, file: string): CompiledScript {
-  return onlyScriptErrors(file, "script", () => loadScript(text, file).script);
+export function loadScriptText(text: string, file: string, readTextFile?: TextFileReader): CompiledScript {
+  return onlyScriptErrors(file, "script", () => loadScript(text, file, readTextFile).script);
 }
 
 /**
@@ -64,8 +66,8 @@ export function loadScriptText(text: string, file: string): CompiledScript {
  * validated input it compiled: plain data that crosses a worker's boundary, where a compiled
  * script (it holds functions) cannot. compileCheckedScript turns it into the same script.
  */
-export function checkScriptText(text: string, file: string): ScriptInput {
-  return onlyScriptErrors(file, "script", () => loadScript(text, file).input);
+export function checkScriptText(text: string, file: string, readTextFile?: TextFileReader): ScriptInput {
+  return onlyScriptErrors(file, "script", () => loadScript(text, file, readTextFile).input);
 }
 
 /** What `load` returns; any throw but a ScriptError becomes one, saying it is a bug. */
@@ -181,8 +183,11 @@ export function validatedScriptInput(text: string, file: string): ScriptInput {
   return validateScript(text, file).input;
 }
 
-function loadScript(text: string, file: string): { script: CompiledScript; input: ScriptInput } {
+function loadScript(text: string, file: string, readTextFile: TextFileReader | undefined): { script: CompiledScript; input: ScriptInput } {
   const { input, toIssue } = validateScript(text, file);
+  // Before compiling: a reply's text_file becomes its text, compiled as a text in the script is.
+  const unread = resolveTextFiles(input, readTextFile);
+  if (unread.length > 0) throw new ScriptError(sortIssues(unread.map((p) => toIssue({ path: p.path, message: p.message, hint: p.hint }))));
   const issues: ScriptIssue[] = [];
   const report: Report = (path, message, hint, where) => issues.push(toIssue({ path, message, ...(hint ? { hint } : {}), ...where }));
   const script = compileScript(input, file, report);
@@ -199,5 +204,5 @@ export { readSourceFile };
 
 /** Loads a script file (YAML or JSON); a missing or unreadable file is a ScriptError too. */
 export async function loadScriptFile(path: string): Promise<CompiledScript> {
-  return loadScriptText(await readSourceFile(path), path);
+  return loadScriptText(await readSourceFile(path), path, textFilesIn(dirname(path)));
 }

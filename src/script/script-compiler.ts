@@ -1,3 +1,4 @@
+import { dirname } from "node:path";
 import { checkPlanSteps } from "./check-plan-steps.js";
 import { compileFaultPlanInSteps } from "./compile-fault-plan.js";
 import { compileScriptInSteps } from "./compile-script.js";
@@ -23,7 +24,8 @@ export { compileBudget } from "./compile-in-worker.js";
 
 /** Checks and compiles texts off the serving loop; `release` once done with it. */
 export interface ScriptCompiler {
-  script(text: string, file: string): Promise<CompiledScript>;
+  /** `textFilesFrom`: the folder a script file's `text_file`s are read from; a script given as text has none. */
+  script(text: string, file: string, textFilesFrom?: string): Promise<CompiledScript>;
   /**
    * With `script`, refuses steps it lacks, as loadFaultPlanText does. A function is asked before
    * and after the worker runs: a session's script may change meanwhile.
@@ -87,8 +89,8 @@ export function holdScriptCompiler(): ScriptCompiler {
   holdWorker();
   let held = true;
   return {
-    async script(text, file) {
-      const input = (await submit({ kind: "script", text, file })) as ScriptInput;
+    async script(text, file, textFilesFrom) {
+      const input = (await submit({ kind: "script", text, file, ...(textFilesFrom !== undefined ? { textFilesFrom } : {}) })) as ScriptInput;
       return compileCheckedScript(input, file);
     },
     async faultPlan(text, file, script) {
@@ -118,14 +120,14 @@ async function holding<T>(use: (compiler: ScriptCompiler) => Promise<T>): Promis
 
 /** A compiler that holds the worker for each call only: nothing to release. */
 export const compilerPerCall: ScriptCompiler = {
-  script: (text, file) => holding((c) => c.script(text, file)),
+  script: (text, file, textFilesFrom) => holding((c) => c.script(text, file, textFilesFrom)),
   faultPlan: (text, file, script) => holding((c) => c.faultPlan(text, file, script)),
   release: () => Promise.resolve(),
 };
 
 /** Reads a script file (bounded, as loadScriptFile does) and compiles it in the worker: `serve --script`, `validate`. */
 export async function compileScriptFile(path: string): Promise<CompiledScript> {
-  return compilerPerCall.script(await readSourceFile(path), path);
+  return compilerPerCall.script(await readSourceFile(path), path, dirname(path));
 }
 
 /** Reads a fault plan file and compiles it in the worker: `session faults`, `validate`'s plan check. */

@@ -12,6 +12,17 @@
 export const maxScriptBytes = 512 * 1024;
 
 /**
+ * The largest `text_file` a reply may read (a text too long for the script itself, such as a
+ * 600 KB answer `modelstub record` saw): 1 MiB, the bound on a rendered reply. Read at load;
+ * a long scalar costs the parser nothing like a script's structure does, so it is not counted
+ * in maxScriptBytes.
+ */
+export const maxTextFileBytes = 1024 * 1024;
+
+/** All the `text_file`s one script may read, together: 64 MiB. */
+export const maxTextFilesBytes = 64 * 1024 * 1024;
+
+/**
  * How long a serving process's compile worker may take over one script or fault plan (parsing,
  * the schema, compiling): 10 s. Past it the worker is ended and the text refused
  * (RESOURCE_EXHAUSTED); the largest valid script takes about a second, several on a busy machine.

@@ -37,6 +37,11 @@ const FinishReasonSchema = z.enum(["stop", "length", "tool_calls", "content_filt
 
 const ReplyObjectSchema = z.strictObject({
   text: z.string().optional().describe("The reply's text; a template ({{last_user}}, {{match.1}}, ...). Default: the chunks joined, or empty."),
+  text_file: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("A file holding the reply's text (read as `text` is), relative to the script's folder: for a text too long for the script (up to 1 MiB). Only in a script loaded from a file."),
   tool_calls: z.array(ToolCallSchema).optional().describe("Tool calls the reply makes, in order."),
   finish_reason: FinishReasonSchema.optional().describe("Default: tool_calls when the reply calls tools, else stop."),
   usage: z

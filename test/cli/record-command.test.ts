@@ -6,6 +6,7 @@ import { join } from "node:path";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadScriptText } from "../../src/script/load-script.js";
+import { startPythonUpstream } from "../recorder/upstreams/python-upstream.js";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-openai-upstream.js";
 import { cliPath, repoRoot, runCli } from "../support/run-cli.js";
 
@@ -90,18 +91,57 @@ describe("modelstub record", { timeout: 60_000 }, () => {
   });
 
   it("warns as soon as the script passes the 512 KiB limit, and exits 1 at the end without a replay command", async () => {
-    const long = (word: string) => ({ kind: "json" as const, message: { content: `${word} `.repeat(60_000) }, finish: "stop" });
-    upstream = await startFakeUpstream([long("one"), long("two"), long("three")]);
+    // Each under the 64 KiB past which a text goes to a text_file: ten of them pass 512 KiB.
+    const words = ["one", "two", "six", "ten", "red", "tan", "big", "low", "far", "new"];
+    const long = (word: string) => ({ kind: "json" as const, message: { content: `${word} `.repeat(15_000) }, finish: "stop" });
+    upstream = await startFakeUpstream(words.map(long));
     const out = join(await mkdtemp(join(tmpdir(), "modelstub-record-")), "big.yaml");
     const rec = await startRecord(["--upstream", upstream.baseUrl, "--out", out, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"], {});
     const client = new OpenAI({ baseURL: rec.url, apiKey: "x", maxRetries: 0 });
-    for (const q of ["1", "2", "3"]) await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: q }] });
+    for (const q of words) await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: q }] });
     const { code, stdout, stderr } = await rec.stop();
     expect(code).toBe(1);
     expect(stdout).toBe("");
     expect(stderr.match(/over the 524288 \(512 KiB\) a script may hold/g)).toHaveLength(2);
     expect(stderr).toContain(`modelstub record: ${out}: the script is `);
     expect(stderr).toContain(`modelstub record: ${out} cannot be replayed: the script is `);
+  });
+
+  it("records a 600 KB reply from a Python upstream as a text_file, exits 0, and validate reads the script and its file", async () => {
+    const python = await startPythonUpstream([{ reply_bytes: 600_000 }]);
+    try {
+      const out = join(await mkdtemp(join(tmpdir(), "modelstub-record-")), "huge.yaml");
+      const rec = await startRecord(["--upstream", python.baseUrl, "--out", out, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"], {});
+      const client = new OpenAI({ baseURL: rec.url, apiKey: "x", maxRetries: 0 });
+      const answer = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "huge" }] });
+      expect(answer.choices[0]!.message.content).toHaveLength(600_000);
+      const { code, stdout } = await rec.stop();
+      expect(code).toBe(0);
+      expect(stdout).toContain(`modelstub serve --script ${out}`);
+      expect(await readFile(out, "utf8")).toContain("text_file: huge.replies/call-1.txt");
+      // validate compiles in the worker, reading the text_file from the script's folder.
+      const checked = await runCli(["validate", out]);
+      expect([checked.code, checked.stdout.trim()]).toEqual([0, `${out}: ok (1 entry in 1 list)`]);
+    } finally {
+      await python.close();
+    }
+  });
+
+  it("exits 1 when an answer it gave could not be recorded (a 1.2 MB reply), and says which call", async () => {
+    const python = await startPythonUpstream([{ reply_bytes: 1_200_000 }]);
+    try {
+      const out = join(await mkdtemp(join(tmpdir(), "modelstub-record-")), "huge.yaml");
+      const rec = await startRecord(["--upstream", python.baseUrl, "--out", out, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"], {});
+      const client = new OpenAI({ baseURL: rec.url, apiKey: "x", maxRetries: 0 });
+      const error = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "huge" }] }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OpenAI.InternalServerError);
+      const { code, stderr } = await rec.stop();
+      expect(code).toBe(1);
+      expect(stderr).toContain("modelstub record: 1 upstream answer could not be recorded (an INTERNAL error stands in, as the client got it):\n  call 1 (Generate) -> ");
+      expect(await readFile(out, "utf8")).toContain("# not recorded: the answer cannot be written as a script entry: cannot read text_file \"huge.replies/call-1.txt\": the file is 1200000 bytes");
+    } finally {
+      await python.close();
+    }
   });
 
   it("refuses an --out whose folder is missing with exit 2, naming the flag and the path, before recording anything", async () => {

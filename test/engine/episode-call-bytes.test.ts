@@ -60,6 +60,8 @@ const calls: EpisodeCall[] = [
   })(),
   create(EpisodeCallSchema, { sequence: 7n, session: "s", outcome: Outcome.ERROR, fault: { rule: "chaos", kind: FaultKind.ERROR, roll: 999_999 } }),
   create(EpisodeCallSchema, { sequence: 8n, session: "s", outcome: Outcome.OK, fault: {} }),
+  // Field 16, the first with a two-byte tag: ASCII, UTF-8, an empty element, a long one.
+  create(EpisodeCallSchema, { sequence: 9n, session: "s", outcome: Outcome.STREAM_BROKEN, chunksSent: 4, sentTextChunks: ["Alles erledigt: ", "Wetter 18 °C, ", "", "x".repeat(300)] }),
 ];
 
 describe("an episode call's bytes", () => {
@@ -216,6 +218,7 @@ function randomCall(): EpisodeCall {
       startMs: uint64(),
       endMs: uint64(),
       fault: chance(0.3) ? withUnknown(create(AppliedFaultSchema, { rule: text(), kind: enumValue(7), roll: uint32() })) : undefined,
+      sentTextChunks: chance(0.3) ? Array.from({ length: 1 + int(4) }, text) : [],
     }),
   );
 }

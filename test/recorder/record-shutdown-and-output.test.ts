@@ -41,16 +41,17 @@ describe("modelstub record's shutdown and its --out file", { timeout: 60_000 }, 
   });
 
   it("warns once, as soon as the written script passes the 512 KiB limit, and says it cannot be served", async () => {
-    const long = (word: string): FakeAnswer => ({ kind: "json", message: { content: `${word} `.repeat(60_000) }, finish: "stop" });
+    // Each under the 64 KiB past which a text goes to a text_file: ten of them pass 512 KiB.
+    const words = ["one", "two", "six", "ten", "red", "tan", "big", "low", "far", "new"];
+    const long = (word: string): FakeAnswer => ({ kind: "json", message: { content: `${word} `.repeat(15_000) }, finish: "stop" });
     const out = join(await mkdtemp(join(tmpdir(), "modelstub-record-")), "big.yaml");
-    const { recorder, warnings } = await recorderFor([long("one"), long("two"), long("three")], { out });
+    const { recorder, warnings } = await recorderFor(words.map(long), { out });
     const port = createGrpcPort(recorder.grpcAddress);
     open.push(port);
     await port.generate(userRequest("1"));
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(warnings).toEqual([]);
-    await port.generate(userRequest("2"));
-    await port.generate(userRequest("3"));
+    for (const q of words.slice(1)) await port.generate(userRequest(q));
     await recorder.close();
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(new RegExp(`^${out}: the script is \\d+ bytes, over the 524288 \\(512 KiB\\) a script may hold: serve and validate refuse it`));
