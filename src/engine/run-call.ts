@@ -15,6 +15,7 @@ import { viewRequest } from "./request-view.js";
 import { executeEntry } from "./execute-entry.js";
 import { callIdsOf } from "../shared/call-ids.js";
 import { derivedSentText } from "../shared/derived-chunking.js";
+import { chunkEnd } from "../shared/split-chunks.js";
 import { selectEntry } from "./select-entry.js";
 import type { Session } from "./session.js";
 import { Code } from "../shared/status-code.js";
@@ -164,19 +165,38 @@ export async function runCall(session: Session, clock: Clock, input: CallInput, 
  * caller cut off. Empty for the rest, so episodes of streams that end whole keep their bytes.
  */
 function sentTextChunksOf(streamed: RenderedReply | undefined, chunksSent: number, ending: Ending): string[] {
-  if (!streamed || chunksSent === 0 || ending.outcome === Outcome.OK) return [];
-  const sent: string[] = [];
-  const chunks = streamed.chunks();
-  for (let i = 0; i < chunksSent && i < chunks.length; i++) {
-    const c = chunks[i]!;
-    if (c.kind === "text") sent.push(c.text);
-  }
+  // Past maxSentTextChunks the episode keeps the count only (from-episode then cannot replay the
+  // chunks exactly, and says so): 64 stalled readers of a 1 MB echo, let go at once, had sent
+  // 100,000 chunks each into their sockets' buffers, and recording them held the loop 0.5-0.9 s.
+  if (!streamed || chunksSent === 0 || chunksSent > maxSentTextChunks || ending.outcome === Outcome.OK) return [];
+  const sent = textChunksBefore(streamed, chunksSent);
   if (ending.outcome === Outcome.STREAM_BROKEN && ending.response) {
     const message = ending.response.message;
     const derived = derivedSentText(message?.content ?? "", (message?.toolCalls ?? []).map((t) => t.arguments), chunksSent);
     if (derived && derived.length === sent.length && derived.every((d, i) => d === sent[i])) return [];
   }
   return sent;
+}
+
+/**
+ * The text chunks among a stream's first `n` chunks (text chunks come before tool calls'), cut
+ * in place: a stream cut off early in a 1 MB echo sent a few thousand of its 200,000 chunks, and
+ * making them all (streamed.chunks()) for every cut-off call held the loop for seconds when 64
+ * stalled readers were let go at once.
+ */
+/** The most text chunks an episode records of a stream that ended before its reply did: the most frames a stream sends. */
+const maxSentTextChunks = 4096;
+
+function textChunksBefore(streamed: RenderedReply, n: number): string[] {
+  if (streamed.textChunks) return streamed.textChunks.slice(0, n);
+  const text = streamed.response.message?.content ?? "";
+  const out: string[] = [];
+  for (let at = 0; out.length < n && at < text.length; ) {
+    const end = chunkEnd(text, streamed.chunking, at);
+    out.push(text.slice(at, end));
+    at = end;
+  }
+  return out;
 }
 
 function record(

@@ -1,5 +1,9 @@
 import { create, toBinary } from "@bufbuild/protobuf";
-import { connect, type Socket } from "node:net";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { constants, type ClientHttp2Stream } from "node:http2";
 import { GenerateStreamRequestSchema, Role } from "../../gen/modelstub/v1/model_pb.js";
 import { createGrpcPort } from "../../src/port/grpc-port.js";
@@ -156,21 +160,19 @@ export function stalledReaders(front: "grpc" | Dialect, count: number): Attack {
         session.destroy();
       };
     } else {
-      const body = Buffer.from(JSON.stringify(dialects[front].body(controlEcho, { stream: true })));
+      // A raw socket per stream that never reads (an HTTP client's paused response may go on
+      // buffering in the client process, and then nothing would hold the call), opened by a
+      // child process: the bodies' 371 MB would otherwise be written by the process that times
+      // the bystander's calls.
+      const dir = mkdtempSync(join(tmpdir(), "modelstub-stalled-"));
+      const bodyFile = join(dir, "body.json");
+      writeFileSync(bodyFile, JSON.stringify(dialects[front].body(controlEcho, { stream: true })));
       const { hostname, port } = new URL(server.http);
-      const head = `POST ${dialects[front].path} HTTP/1.1\r\nhost: ${hostname}:${port}\r\ncontent-type: application/json\r\nx-modelstub-session: stalled\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n`;
-      const sockets: Socket[] = [];
-      for (let i = 0; i < count; i++) {
-        // A raw socket that never reads: an HTTP client's paused response may go on buffering
-        // in the client process, and then nothing would hold the call.
-        const socket = connect(Number(port), hostname);
-        socket.on("error", () => {});
-        socket.write(head);
-        socket.write(body);
-        sockets.push(socket);
-      }
+      const child = spawn(process.execPath, [fileURLToPath(new URL("./stalled-http-readers.mjs", import.meta.url)), hostname, port, dialects[front].path, bodyFile, String(count)], { stdio: ["pipe", "ignore", "inherit"] });
+      const exited = new Promise((resolve) => child.once("exit", resolve));
       cancel = () => {
-        for (const s of sockets) s.destroy();
+        child.kill("SIGTERM");
+        void exited.then(() => rmSync(dir, { recursive: true, force: true }));
       };
     }
     const held = await until(async () => (await running(server.control, "stalled")) === count, 60_000);
