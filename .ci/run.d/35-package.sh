@@ -38,7 +38,7 @@ read -r tarball packed unpacked entries < <(node -e 'const [r]=JSON.parse(proces
 tarball="$work/$tarball"
 ok "npm pack: $(basename "$tarball"), $packed bytes packed, $unpacked unpacked, $entries files"
 # The budgets docs/library.md states: a file list gone wrong (tests, sources, maps) trips them.
-[ "$packed" -le $((600 * 1024)) ] && ok "packed size within its 600 KiB budget" || bad "the tarball is $packed bytes, over its 600 KiB budget: check package.json \"files\""
+[ "$packed" -le $((700 * 1024)) ] && ok "packed size within its 700 KiB budget" || bad "the tarball is $packed bytes, over its 700 KiB budget: check package.json \"files\""
 listing="$(tar -tzf "$tarball")"
 unwanted="$(grep -E '^package/(test|src|bench|\.ci|gen|docs)/|^package/dist/src/cli/|/(target|node_modules|__pycache__|\.venv)/|\.map$|\.test\.|\.tsbuildinfo$' <<<"$listing" || true)"
 [ -z "$unwanted" ] && ok "the tarball holds no tests, sources, source maps, CLI tsc output or build output of the example clients" || bad "the tarball holds files users do not need" "$unwanted"
