@@ -36,10 +36,14 @@ export const compileTimeBudgetMs = 10_000;
 export const compileHeapMb = 256;
 
 /**
- * The most scripts and fault plans that may wait for the compile worker at once: 32. One worker
- * compiles one text at a time; past this a load is refused (RESOURCE_EXHAUSTED) at once.
+ * The most scripts and fault plans that may wait for the compile worker at once: 1,024. One
+ * worker compiles one text at a time; past this a load is refused (RESOURCE_EXHAUSTED) at once.
+ * A fleet's clients load a script per session as their tests start (60 sessions at once in the
+ * fleet test; up to --max-sessions, 1,000 by default): 32 refused those. The texts have arrived
+ * already (each at most 512 KiB), so the bound is on the wait (about 1-3 ms a small text), not
+ * on memory.
  */
-export const maxCompilesWaiting = 32;
+export const maxCompilesWaiting = 1024;
 
 /** How deep lists and mappings may nest (the script's own levels take about 9). */
 export const maxNestingDepth = 64;

@@ -73,7 +73,7 @@ describe("the compile worker's budgets, through LoadScript", () => {
   it("refuses a text at once with RESOURCE_EXHAUSTED while 32 wait for the worker, and checks those", async () => {
     const compiler = holdScriptCompiler();
     try {
-      // Sent together: one runs, 32 wait, the 34th is turned away before the first is done.
+      // Sent together: one runs, maxCompilesWaiting wait, the next is turned away before the first is done.
       const loads = Array.from({ length: maxCompilesWaiting + 2 }, (_, i) => compiler.script(`entries:\n  - reply: answer ${i}\n`, `s${i}.yaml`).then(
         (script) => script.entryCount,
         (e: unknown) => e as ScriptError,
