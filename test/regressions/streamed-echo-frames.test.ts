@@ -53,28 +53,4 @@ describe("a streamed reply past 4,096 chunks", () => {
     const { frames: more } = await collect(port.generateStream(userRequest(`PROBE-ECHO ${"w ".repeat(maxStreamFrames - 2)}`), { session: "s" }));
     expect(more.filter((f) => f.frame.case === "textDelta").map((f) => splitChunks(f.frame.value as string, { kind: "words" }).length)).toEqual([2049, 2048]);
   });
-
-  it("keeps its tool calls' headers alone and breaks after exactly its chunks", async () => {
-    const script = `
-entries:
-  - reply:
-      text: "{{last_user}}"
-      tool_calls:
-        - { name: echo, arguments: { said: "{{last_user}}" } }
-    break: { after_chunks: 5001, then: error }
-  - reply:
-      text: "{{last_user}}"
-      tool_calls:
-        - { name: echo, arguments: { said: "{{last_user}}" } }
-`;
-    const words = "w ".repeat(10_000);
-    const { port } = stubOf(script);
-    const broken = await collect(port.generateStream(userRequest(words), { session: "s" }));
-    expect(broken.frames.map((f) => f.frame.value).join("")).toBe("w ".repeat(5001));
-    const whole = await collect(port.generateStream(userRequest(words), { session: "s" }));
-    const kinds = whole.frames.map((f) => (f.frame.case === "toolCallDelta" ? (f.frame.value.name ? "header" : "args") : f.frame.case));
-    // 40,013 characters in at most 5 content frames: the text's, the header alone, the arguments'.
-    expect(kinds).toEqual(["textDelta", "textDelta", "header", "args", "args", "final"]);
-    expect(whole.frames.filter((f) => f.frame.case === "textDelta").map((f) => f.frame.value).join("")).toBe(words);
-  });
 });
