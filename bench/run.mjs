@@ -4,7 +4,7 @@
 // and noisy, so only same-run ratios compare across runs.
 //
 //   node bench/run.mjs [--quick] [--loadgen auto|ghz|node] [--only unary,stream,...,http]
-//                      [--rounds N] [--out FILE] [--strict] [--readme] [--chart FILE]
+//                      [--rounds N] [--out FILE] [--strict] [--readme] [--chart FILE] [--echo-prof DIR]
 //   node bench/run.mjs --chart-from RESULTS.json [--chart FILE]
 //
 // Servers and load generators each run in their own process; this one only orchestrates.

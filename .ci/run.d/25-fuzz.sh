@@ -4,10 +4,10 @@
 # good call and an RSS/fd check of the server (a child process). Seeded: the default seed unless
 # MODELSTUB_FUZZ_SEED is set; every failure names its seed and case (test/fuzz/README.md).
 # Then the isolation check (issue 27): a bystander session beside each hostile attack
-# (test/fuzz/bystander.test.ts), on its own: it times the bystander's calls and the server's loop,
-# and another fuzz file beside it (its own server hammered by bursts) took the core they need
-# (a 60 MiB episode fetch measured a 259 ms stall that way, 63-71 ms alone). Ends with its own
-# "N passed, N failed" line.
+# (test/fuzz/bystander.test.ts), on its own: it times the bystander's calls, and another fuzz file
+# beside it (its own server hammered by bursts) took the core they need. (The loop's stretch is
+# bounded in its own CPU time, which no neighbour inflates; the bystander's p99 is wall time.)
+# Ends with its own "N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p .cache

@@ -61,6 +61,7 @@ export const results = {
   timing: null,
   http: null,
   echo: null,
+  import: null,
   peer: null,
   peers: [],
 };

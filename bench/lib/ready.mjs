@@ -86,7 +86,7 @@ export const probes = {
     new Promise((resolve, reject) => {
       const t = setTimeout(() => reject(new Error(`${server.name}: no listening line`)), timeoutMs);
       const check = () => {
-        if ([...server.stdout, ...server.stderr].some((l) => /listening on/.test(l))) return clearTimeout(t), resolve();
+        if ([...server.stdout, ...server.stderr].some((l) => /listening on|listening","/.test(l))) return clearTimeout(t), resolve();
         setTimeout(check, 1);
       };
       check();

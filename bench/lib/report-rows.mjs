@@ -79,6 +79,7 @@ export function reportRows() {
   }
   httpRows(ctx);
   echoRows(ctx);
+  if (results.import?.modelstub) importRows(ctx);
   peerRows(ctx);
   results.verdicts = verdicts;
   return { verdicts, rows };
@@ -101,4 +102,13 @@ function startupRows({ row, judge, f, x, pending }) {
   };
   one(`Node ${st.node ?? "(this)"}`, st);
   one(st.node24?.node ? `Node ${st.node24.node}` : "Node 24", st.node24?.notMeasured ? null : st.node24);
+}
+
+/** Import cost (issue 31): import("modelstub") of the packed package beside aimock's, and what each installs. */
+function importRows({ row, judge, f, x }) {
+  const { modelstub: m, aimock: a, runs } = results.import;
+  const peer = a ? `${a.package}@${a.version}` : "aimock not measured";
+  const pass = judge("import(\"modelstub\") ms", m.medianMs, (v) => v <= TARGETS.importMs);
+  row(`Import: import("modelstub"), packed package in a fresh project, fresh process, median ms (n=${runs}; beside: ${peer})`, f(m.medianMs, 1), a ? f(a.medianMs, 1) : "-", x(m.ratio), `<= ${TARGETS.importMs} ms`, pass);
+  row(`Import: installed node_modules MB (packages), npm install --omit=dev in an empty project`, `${f(m.mb, 1)} (${m.packages})`, a ? `${f(a.mb, 1)} (${a.packages})` : "-", a ? x(m.mb / a.mb) : "-", "", undefined);
 }

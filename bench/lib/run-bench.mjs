@@ -16,6 +16,7 @@ import { writeRatioChart } from "./write-ratio-chart.mjs";
 import { writeReadmeTable } from "./write-readme-table.mjs";
 import { measureEcho } from "../sections/measure-echo.mjs";
 import { measureHttp } from "../sections/measure-http.mjs";
+import { measureImport } from "../sections/measure-import.mjs";
 import { measureInprocess } from "../sections/measure-inprocess.mjs";
 import { measureScale } from "../sections/measure-scale.mjs";
 import { measureStartup } from "../sections/measure-startup.mjs";
@@ -28,7 +29,7 @@ import { measureVirtual } from "../sections/measure-virtual.mjs";
 // the results object): bench-setup.mjs. Servers: start-servers.mjs. Load: grpc-load.mjs.
 // Verdicts and output: report-rows.mjs, print-report.mjs. Each measurement is in ../sections/,
 // returns a plain object for the JSON, and takes the servers it needs.
-const measures = { unary: measureUnary, stream: measureStream, inprocess: measureInprocess, startup: measureStartup, virtual: measureVirtual, scale: measureScale, timing: measureTiming, http: measureHttp, echo: measureEcho };
+const measures = { unary: measureUnary, stream: measureStream, inprocess: measureInprocess, startup: measureStartup, virtual: measureVirtual, scale: measureScale, timing: measureTiming, http: measureHttp, echo: measureEcho, import: measureImport };
 
 export async function runBench() {
   const failures = [];

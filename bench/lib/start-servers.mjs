@@ -63,7 +63,7 @@ export async function startModelstubHttp(script, { waitReady = true } = {}) {
   // gRPC on a port of its own choosing (it is always served); HTTP is what is measured. The
   // episode cap is lifted as in startModelstub.
   const args = [MODELSTUB_BIN, "serve", "--script", script, "--grpc", "127.0.0.1:0", "--http", `127.0.0.1:${port}`, "--max-episode-calls", "100000000"];
-  const s = await startServer({ name: "modelstub(http)", node: true, nodeArgs: ["--expose-gc"], args, readyLine: waitReady ? /HTTP listening on http:\/\/(\S+)/ : null, timeoutMs: 30_000 });
+  const s = await startServer({ name: "modelstub(http)", node: true, nodeArgs: ["--expose-gc"], args, readyLine: waitReady ? /HTTP listening(?: on |","url":")http:\/\/([^\s"]+)/ : null, timeoutMs: 30_000 });
   s.address = `127.0.0.1:${port}`;
   return s;
 }

@@ -50,6 +50,8 @@ export function findTool(name) {
 // npm peers: installed with `npm install --prefix .cache/peers/<name> <package>@<version>`.
 export const PINNED_NPM = {
   "mock-llm": { package: "@dwmkerr/mock-llm", version: "0.1.29" },
+  // The import-cost peer (sections/measure-import.mjs installs it into its own fresh project).
+  aimock: { package: "@copilotkit/aimock", version: "1.43.0" },
 };
 
 /**

@@ -1,9 +1,8 @@
 import { create, fromBinary, fromJsonString, toBinary, toJsonString } from "@bufbuild/protobuf";
 import { readFile, writeFile } from "node:fs/promises";
 import { EpisodeSchema, type Episode } from "../../gen/modelstub/v1/episode_pb.js";
-import type { GetEpisodeResponse } from "../../gen/modelstub/v1/control_pb.js";
 import { episodeDifference } from "../engine/episode-difference.js";
-import { Code } from "../shared/status-code.js";
+import { Code, codeName } from "../shared/status-code.js";
 import { createControlClient } from "../port/control-client.js";
 import { ModelCallError } from "../port/model-port.js";
 import { clientOptions, clientTarget, controlTokenOption, type ClientTarget } from "./client-target.js";
@@ -14,6 +13,11 @@ const specs: OptionSpec[] = [
   addrOption!,
   { name: "session", type: "string", arg: "NAME", default: "default", description: "Session to fetch." },
   { name: "out", type: "string", arg: "FILE", description: "Also write the episode's deterministic bytes to FILE." },
+  {
+    name: "allow-missing",
+    type: "boolean",
+    description: "Print the empty episode of a session the server does not keep, for a check that no calls were made (without it: NOT_FOUND, exit 3).",
+  },
   controlTokenOption,
   ...tlsOptions,
   { name: "help", type: "boolean", description: "Print this help." },
@@ -31,14 +35,47 @@ values, and exits 1.
 ${formatOptionsHelp(specs)}
 `;
 
-/** Reads an episode file: deterministic bytes (.binpb), or the JSON written beside them. */
-export async function readEpisodeFile(path: string): Promise<{ episode: Episode; bytes: Uint8Array }> {
-  const data = await readFile(path);
-  if (path.endsWith(".json")) {
-    const episode = fromJsonString(EpisodeSchema, data.toString("utf8"));
-    return { episode, bytes: toBinary(EpisodeSchema, episode) };
+/** Why a file could not be read, in words (not `ENOENT: no such file or directory, open '...'`). */
+function unreadable(err: unknown): string {
+  switch ((err as NodeJS.ErrnoException).code) {
+    case "ENOENT":
+      return "there is no such file";
+    case "EISDIR":
+      return "it is a folder, not a file";
+    case "EACCES":
+    case "EPERM":
+      return "permission denied";
+    default:
+      return (err as Error).message;
   }
-  return { episode: fromBinary(EpisodeSchema, data), bytes: new Uint8Array(data) };
+}
+
+/**
+ * Reads an episode file: deterministic bytes (.binpb), or the JSON written beside them. Rejects
+ * with an Error whose message says why in words (the file is missing, or is no episode); the
+ * commands put the path before it.
+ */
+export async function readEpisodeFile(path: string): Promise<{ episode: Episode; bytes: Uint8Array }> {
+  let data: Buffer;
+  try {
+    data = await readFile(path);
+  } catch (err) {
+    throw new Error(unreadable(err));
+  }
+  try {
+    if (path.endsWith(".json")) {
+      const episode = fromJsonString(EpisodeSchema, data.toString("utf8"));
+      return { episode, bytes: toBinary(EpisodeSchema, episode) };
+    }
+    return { episode: fromBinary(EpisodeSchema, data), bytes: new Uint8Array(data) };
+  } catch (err) {
+    throw new Error(`it is not an episode (${(err as Error).message}): expected the .binpb bytes a server writes, or the .json beside them`);
+  }
+}
+
+/** readEpisodeFile, its failure naming the file. */
+async function readNamedEpisode(path: string): Promise<{ episode: Episode; bytes: Uint8Array }> {
+  return readEpisodeFile(path).catch((err: unknown) => Promise.reject(new Error(`cannot read the episode ${path}: ${(err as Error).message}`)));
 }
 
 function firstByteDifference(a: Uint8Array, b: Uint8Array): number {
@@ -48,7 +85,7 @@ function firstByteDifference(a: Uint8Array, b: Uint8Array): number {
 }
 
 async function compare(a: string, b: string): Promise<number> {
-  const [x, y] = await Promise.all([readEpisodeFile(a), readEpisodeFile(b)]);
+  const [x, y] = await Promise.all([readNamedEpisode(a), readNamedEpisode(b)]);
   if (Buffer.compare(x.bytes, y.bytes) === 0) {
     process.stdout.write(`identical: ${x.bytes.length} bytes, ${x.episode.calls.length} calls\n`);
     return 0;
@@ -69,13 +106,13 @@ async function compare(a: string, b: string): Promise<number> {
  * twice) does not past 2 MiB. A server older than ExportEpisode answers UNIMPLEMENTED; then
  * GetEpisode, asking for the bytes only.
  */
-async function fetchEpisodeBytes(target: ClientTarget, session: string, token: string | undefined): Promise<Uint8Array> {
+async function fetchEpisodeBytes(target: ClientTarget, session: string, token: string | undefined, allowMissing: boolean): Promise<Uint8Array> {
   const client = createControlClient(target.addr, { token, credentials: target.creds, channelOptions: target.channelOptions });
   try {
-    return (await client.exportEpisode(session)).bytes;
+    return (await client.exportEpisode(session, { allowMissing })).bytes;
   } catch (err) {
     if (!(err instanceof ModelCallError && err.code === Code.UNIMPLEMENTED)) throw err;
-    return (await client.call<GetEpisodeResponse>("GetEpisode", { session, bytesOnly: true })).episodeBinpb;
+    return (await client.call("GetEpisode", { session, bytesOnly: true, allowMissing })).episodeBinpb;
   } finally {
     client.close();
   }
@@ -97,10 +134,10 @@ export async function episode(argv: string[]): Promise<number> {
     let ep: Episode;
     let bytes: Uint8Array;
     if (positionals[0]) {
-      ({ episode: ep, bytes } = await readEpisodeFile(positionals[0]));
+      ({ episode: ep, bytes } = await readNamedEpisode(positionals[0]));
     } else {
       const target = await clientTarget(options, sources["addr"] === "default");
-      bytes = await fetchEpisodeBytes(target, String(options["session"]), options["control-token"] as string | undefined);
+      bytes = await fetchEpisodeBytes(target, String(options["session"]), options["control-token"] as string | undefined, Boolean(options["allow-missing"]));
       ep = fromBinary(EpisodeSchema, bytes);
     }
     if (options["out"]) await writeFile(String(options["out"]), bytes);
@@ -111,8 +148,12 @@ export async function episode(argv: string[]): Promise<number> {
       process.stderr.write(`modelstub episode: ${err.message}\n\n${usage}`);
       return 2;
     }
-    const e = err as NodeJS.ErrnoException & { code?: unknown };
-    process.stderr.write(`modelstub episode: ${e.message}\n`);
+    if (err instanceof ModelCallError && err.code !== Code.UNAVAILABLE && err.code !== Code.DEADLINE_EXCEEDED) {
+      // The server answered (an unknown session, a wrong token): its message, and exit 3 as `session` does.
+      process.stderr.write(`modelstub episode: the server answered ${codeName(err.code)}: ${err.details}\n`);
+      return 3;
+    }
+    process.stderr.write(`modelstub episode: ${(err as Error).message}\n`);
     return 2;
   }
 }

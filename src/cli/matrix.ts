@@ -8,6 +8,7 @@ import {
   parsePositions,
   positionsFromEpisode,
   positionsFromScript,
+  selectPositions,
   unknownPositionSteps,
   type MatrixKind,
   type MatrixOptions,
@@ -20,14 +21,16 @@ import { checkScriptFile } from "./validate.js";
 
 const specs: OptionSpec[] = [
   { name: "from-episode", type: "string", arg: "FILE", description: "Fault the calls of this episode of a clean run (.binpb or .json, as `modelstub episode FILE` reads it), one position per call." },
-  { name: "positions", type: "string", arg: "SPEC", description: "Fault these calls: STEP:N or STEP:N-M, comma-separated (`:N` is the main list), like plan:1-3,act:2,:1. Default: every call the script answers." },
+  { name: "positions", type: "string", arg: "SPEC", description: "Fault these calls: STEP:N or STEP:N-M, comma-separated (`:N` is the main list), like plan:1-3,act:2,:1. With --from-episode, picked among its calls. Default: every call the script answers." },
   { name: "kinds", type: "string", arg: "LIST", default: "unavailable,timeout", description: `Failure kinds, comma-separated: ${matrixKinds.join(", ")} (break and drop only at streamed calls).` },
   { name: "pairs", type: "boolean", description: "Two faults per plan: every pair of two distinct positions, with a kind at each." },
+  { name: "clean-positions", type: "boolean", description: "Occurrences count the clean run's calls (`count: clean` on every rule): a pair's second fault strikes the call at its clean-run position, not a retry the first fault caused." },
   { name: "out", type: "string", arg: "DIR", description: "Also write each plan as DIR/<id>.json (DIR is created)." },
   { name: "help", type: "boolean", description: "Print this help." },
 ];
 
-const usage = `usage: modelstub matrix SCRIPT [--from-episode FILE] [--positions SPEC] [--kinds LIST] [--pairs] [--out DIR]
+const usage = `usage: modelstub matrix SCRIPT [--from-episode FILE] [--positions SPEC] [--kinds LIST] [--pairs [--clean-positions]] [--out DIR]
+       modelstub matrix run SCRIPT [options] -- COMMAND [ARGS...]   (modelstub matrix run --help)
 
 Prints the crash matrix of SCRIPT: one fault plan per call position crossed with each failure
 kind, as JSON lines {"id", "name", "plan"} on stdout, after their count on stderr. A harness
@@ -79,6 +82,7 @@ async function emit(options: MatrixOptions, out: string | undefined): Promise<vo
 
 /** `modelstub matrix SCRIPT`: the crash matrix's plans as JSON lines. */
 export async function matrix(argv: string[]): Promise<number> {
+  if (argv[0] === "run") return (await import("./matrix-run.js")).matrixRun(argv.slice(1));
   try {
     const { options, positionals } = resolveOptions(specs, argv);
     if (options["help"]) {
@@ -86,7 +90,6 @@ export async function matrix(argv: string[]): Promise<number> {
       return 0;
     }
     if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? "give the script file" : `give one script file, not ${positionals.length}`);
-    if (options["from-episode"] !== undefined && options["positions"] !== undefined) throw new UsageError("give --from-episode or --positions, not both");
     const kinds = kindsOf(String(options["kinds"]));
     let given: MatrixPosition[] | undefined;
     if (typeof options["positions"] === "string") {
@@ -95,13 +98,22 @@ export async function matrix(argv: string[]): Promise<number> {
       } catch (err) {
         throw new UsageError(`--positions: ${(err as Error).message}`);
       }
-    } else if (typeof options["from-episode"] === "string") given = await episodePositions(options["from-episode"]);
+    }
+    // Both: the positions are picked among the episode's calls (and take their methods).
+    if (typeof options["from-episode"] === "string") {
+      const recorded = await episodePositions(options["from-episode"]);
+      try {
+        given = given ? selectPositions(given, recorded) : recorded;
+      } catch (err) {
+        throw new MatrixError(`--positions with --from-episode: ${(err as Error).message}`);
+      }
+    }
     const script = await checkScriptFile(positionals[0]!);
     if (!script) return 1;
     const positions = given ?? positionsFromScript(script);
     const unknown = unknownPositionSteps(positions, script);
     if (unknown.length > 0) throw new MatrixError(`${unknown.join("\n")} (a plan there would never strike)`);
-    const matrixOptions: MatrixOptions = { positions, kinds, pairs: options["pairs"] === true };
+    const matrixOptions: MatrixOptions = { positions, kinds, pairs: options["pairs"] === true, cleanPositions: options["clean-positions"] === true };
     process.stderr.write(`modelstub matrix: ${describeMatrixSize(matrixOptions)}\n`);
     await emit(matrixOptions, options["out"] as string | undefined);
     return 0;

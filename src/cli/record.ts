@@ -9,6 +9,11 @@ import { whyUnwritable } from "../script/write-script-file.js";
 import { catchStopSignals } from "./catch-stop-signals.js";
 import { durationOption, formatOptionsHelp, resolveOptions, UsageError, type OptionSpec } from "./options.js";
 import { listenProblem } from "./serve-error.js";
+import type { MatchKind } from "../script/request-match-of.js";
+import { stat } from "node:fs/promises";
+import { readPriorScript, type PriorScript } from "../recorder/prior-script.js";
+import { ScriptError } from "../script/script-error.js";
+import { errorText } from "../shared/status-error.js";
 
 /** The recorder's --grpc default, serve's too: a replay command leaves it out. */
 const defaultGrpc = "127.0.0.1:50051";
@@ -23,6 +28,8 @@ const specs: OptionSpec[] = [
   { name: "redact", type: "string", arg: "NAMES", description: "Comma-separated header and JSON field names to keep out of the script (recorded trailers, tool call arguments at any depth)." },
   { name: "keep-chunks", type: "boolean", description: "Keep the upstream stream's text chunks as explicit `chunks` (default: the words rule)." },
   { name: "latency", type: "boolean", description: "Record each call's observed latency (first byte and per chunk for a stream); default none, so the replay answers at once." },
+  { name: "match", type: "string", arg: "KIND", values: ["readable", "digest", "none"], default: "readable", description: "What each entry keeps of the request it answered, as `request:`, which a replay holds requests to: readable (the last user text, the tool results since the last assistant turn, the tools offered), digest (sha256 of the canonical request), or none (order only, as before)." },
+  { name: "record-mode", type: "string", arg: "MODE", values: ["all", "new-episodes"], default: "all", description: "all: every call goes upstream and --out is written afresh; new-episodes: when --out exists, a request one of its unused entries matches is answered from it (the upstream never sees it), the others go upstream and are recorded after its entries, as vcrpy's new_episodes." },
   { name: "upstream-timeout", type: "string", arg: "DURATION", default: "60s", description: "A unary call not answered in full by then, or a stream silent that long (before its first byte, or between two reads), is recorded as a timeout: `timeout: true`, or after some chunks a break with DEADLINE_EXCEEDED." },
   { name: "help", type: "boolean", description: "Print this help." },
 ];
@@ -51,7 +58,7 @@ function upstreamOf(url: string, o: UpstreamOptions): Upstream {
       return createOpenAiUpstream(url, o);
     } catch (err) {
       // Its message never repeats the URL, which may hold a password.
-      throw new UsageError(`--upstream: ${err instanceof Error ? err.message : String(err)}`);
+      throw new UsageError(`--upstream: ${errorText(err)}`);
     }
   }
   throw new UsageError(`--upstream must be an http(s):// base URL (like http://127.0.0.1:8000/v1) or grpc://HOST:PORT, not ${JSON.stringify(url)}`);
@@ -105,6 +112,16 @@ export async function record(argv: string[]): Promise<number> {
     const model = options["model"] as string | undefined;
     const timeoutMs = durationOption(options, "upstream-timeout", { example: "60s", allowZero: false });
     const names = ((options["redact"] as string | undefined) ?? "").split(",").map((n) => n.trim()).filter((n) => n !== "");
+    let prior: PriorScript | undefined;
+    if (options["record-mode"] === "new-episodes" && (await stat(out).catch(() => undefined))) {
+      try {
+        prior = await readPriorScript(out);
+      } catch (err) {
+        if (!(err instanceof ScriptError)) throw err;
+        process.stderr.write(`modelstub record: --record-mode new-episodes extends ${out}, which does not load:\n${err.message}\n`);
+        return 2;
+      }
+    }
     const upstream = upstreamOf(url, { apiKey, model, timeoutMs });
     stop = catchStopSignals();
     let recorder;
@@ -118,6 +135,8 @@ export async function record(argv: string[]): Promise<number> {
         latency: options["latency"] === true,
         redaction: { secrets: apiKey ? [apiKey] : [], names: new Set([...names, ...names.map((n) => n.toLowerCase())]) },
         defaultModel: model,
+        match: options["match"] as MatchKind,
+        ...(prior ? { prior } : {}),
       });
     } catch (err) {
       upstream.close();

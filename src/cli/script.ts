@@ -3,15 +3,17 @@ import { loadScriptText } from "../script/load-script.js";
 import { ScriptError } from "../script/script-error.js";
 import { writeScriptFile } from "../script/write-script-file.js";
 import { readEpisodeFile } from "./episode.js";
+import type { MatchKind } from "../script/request-match-of.js";
 import { formatOptionsHelp, resolveOptions, UsageError, type OptionSpec } from "./options.js";
 
 const specs: OptionSpec[] = [
   { name: "out", type: "string", arg: "FILE", description: "Write the script to FILE (atomically) instead of stdout." },
   { name: "strict", type: "boolean", description: "Exit 1 when the script cannot reproduce the episode byte for byte (it is written all the same)." },
+  { name: "match", type: "string", arg: "KIND", values: ["readable", "digest", "none"], default: "readable", description: "What each entry keeps of the request it answered, as `request:`, which a replay holds requests to: readable (the last user text, the tool results since the last assistant turn, the tools offered), digest (sha256 of the canonical request), or none (order only)." },
   { name: "help", type: "boolean", description: "Print this help." },
 ];
 
-const usage = `usage: modelstub script from-episode FILE [--out FILE] [--strict]
+const usage = `usage: modelstub script from-episode FILE [--out FILE] [--strict] [--match KIND]
 
 Writes a script that reproduces a recorded episode (FILE: .binpb, or .json as \`modelstub episode\`
 prints it, from any front): served, with the episode's requests sent again in order in a session
@@ -25,7 +27,7 @@ arguments.
 ${formatOptionsHelp(specs)}
 `;
 
-async function fromEpisode(file: string, out: string | undefined, strict: boolean): Promise<number> {
+async function fromEpisode(file: string, out: string | undefined, strict: boolean, match: MatchKind): Promise<number> {
   let episode;
   try {
     episode = (await readEpisodeFile(file)).episode;
@@ -37,7 +39,7 @@ async function fromEpisode(file: string, out: string | undefined, strict: boolea
     process.stderr.write(`modelstub script: the episode ${file} has no calls: there is nothing to script\n`);
     return 1;
   }
-  const made = scriptFromEpisode(episode, file);
+  const made = scriptFromEpisode(episode, file, match);
   try {
     loadScriptText(made.text, out ?? "script.yaml");
   } catch (err) {
@@ -77,7 +79,7 @@ export async function script(argv: string[]): Promise<number> {
       return 0;
     }
     if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? "give the episode file" : `give one episode file, not ${positionals.length}`);
-    return await fromEpisode(positionals[0]!, options["out"] as string | undefined, options["strict"] === true);
+    return await fromEpisode(positionals[0]!, options["out"] as string | undefined, options["strict"] === true, options["match"] as MatchKind);
   } catch (err) {
     if (err instanceof UsageError) {
       process.stderr.write(`modelstub script: ${err.message}\n\n${usage}`);

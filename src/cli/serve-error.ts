@@ -1,6 +1,7 @@
 import type { Logger } from "../log/create-logger.js";
 import { parseHttpAddress } from "../http/start-http-server.js";
 import { prepareRecordDir, RecordDirError } from "../episode-files/prepare-record-dir.js";
+import { errorText } from "../shared/status-error.js";
 
 /** A refusal that ends `modelstub serve` with its message and exit code 2. */
 export class ServeError extends Error {}
@@ -10,7 +11,7 @@ export class ServeError extends Error {}
  * EADDRINUSE, grpc-js's "No address added") names the flag that picks another.
  */
 export function listenProblem(address: string, flag: "grpc" | "http", err: unknown): string {
-  const msg = err instanceof Error ? err.message : String(err);
+  const msg = errorText(err);
   if (!/EADDRINUSE|address already in use|No address added/i.test(msg)) return `cannot listen on ${address}: ${msg}`;
   return `cannot listen on ${address}: the address is in use (${flag === "grpc" ? "is another modelstub running? " : ""}pick another with --${flag})`;
 }

@@ -1,5 +1,5 @@
 import { createRealClock, createVirtualClock } from "../engine/clock.js";
-import type { CompiledScript } from "../script/compiled-script.js";
+import type { CompiledScript, ReplayMode } from "../script/compiled-script.js";
 import { createStub, type Stub } from "../engine/create-stub.js";
 import { defaultScript } from "../script/default-script.js";
 import { ScriptError } from "../script/script-error.js";
@@ -22,6 +22,12 @@ import { startLoopReport } from "./start-loop-report.js";
 import { instanceIdProblem } from "../engine/instance-id.js";
 import { TlsFileError, tlsCredentials } from "./tls-credentials.js";
 
+/** The host and port of a bound `HOST:PORT`, as log fields (`[::1]:50051` gives host `::1`). */
+function addressFields(address: string): { host: string; port: number } {
+  const { host, port } = splitAddress(address);
+  return { host: host.replace(/^\[(.*)\]$/, "$1"), port };
+}
+
 /** `modelstub serve`: runs until SIGTERM or SIGINT, then shuts down gracefully and exits 0. */
 export async function serve(argv: string[]): Promise<number> {
   let options: ResolvedOptions;
@@ -42,7 +48,25 @@ export async function serve(argv: string[]): Promise<number> {
   // Signals are caught from here on, before anything listens: a SIGTERM that lands between the
   // "listening" line and the wait below still gets a graceful shutdown, never Node's default kill.
   const stopSignal = catchStopSignals();
-  const logger = createLogger({ level: logLevelOf(options, sources), format: logFormatOf(options) });
+  const format = logFormatOf(options);
+  const logger = createLogger({ level: logLevelOf(options, sources), format });
+  // Asked for by name (--log-format json, MODELSTUB_LOG_FORMAT=json): the start-up and failure
+  // lines are JSON too. `auto` keeps them as text, the lines scripts have always waited on.
+  const jsonLines = options["log-format"] === "json";
+  /**
+   * A line `serve` always prints, whatever the log level (start-up, listening): the line it has
+   * always printed, `modelstub: TEXT`; with --log-format json one object with its
+   * fields, so a pipeline reads every stderr line as JSON. After the log lines queued before it.
+   */
+  const say = (text: string, msg: string, fields: Record<string, unknown>) => {
+    logger.flush();
+    process.stderr.write(jsonLines ? `${JSON.stringify({ level: "info", msg, ...fields })}\n` : `modelstub: ${text}\n`);
+  };
+  /** A failure `serve` exits on: `modelstub serve: MESSAGE`, or an error object with --log-format json. */
+  const fail = (message: string, fields: Record<string, unknown>) => {
+    logger.flush();
+    process.stderr.write(jsonLines ? `${JSON.stringify({ level: "error", msg: message, ...fields })}\n` : `modelstub serve: ${message}\n`);
+  };
   logger.debug("configuration", configurationFields(options, sources));
   let grpc: RunningGrpcServer | undefined;
   let http: RunningHttpServer | undefined;
@@ -102,6 +126,7 @@ export async function serve(argv: string[]): Promise<number> {
       maxEpisodeCalls: intOption(options, "max-episode-calls"),
       maxEpisodeBytes: intOption(options, "max-episode-bytes"),
       ...(instance !== undefined ? { instance } : {}),
+      ...(options["replay-mode"] !== undefined ? { replayMode: options["replay-mode"] as ReplayMode } : {}),
       onEpisodeClosed: (e, why) => recorder.record(e, why),
     });
     try {
@@ -123,9 +148,13 @@ export async function serve(argv: string[]): Promise<number> {
         throw new ServeError(listenProblem(httpAddress, "http", err));
       }
     }
-    process.stderr.write(`modelstub: serving script ${JSON.stringify(script.name)} (${script.entryCount} ${script.entryCount === 1 ? "entry" : "entries"}, ${options["clock"]} clock)\n`);
-    process.stderr.write(`modelstub: gRPC listening on ${grpc.address}${credentials ? " (TLS)" : ""}\n`);
-    if (http) process.stderr.write(`modelstub: HTTP listening on http://${http.address}\n`);
+    say(`serving script ${JSON.stringify(script.name)} (${script.entryCount} ${script.entryCount === 1 ? "entry" : "entries"}, ${options["clock"]} clock)`, "serving script", {
+      script: script.name,
+      entries: script.entryCount,
+      clock: options["clock"],
+    });
+    say(`gRPC listening on ${grpc.address}${credentials ? " (TLS)" : ""}`, "gRPC listening", { address: grpc.address, ...addressFields(grpc.address), tls: Boolean(credentials) });
+    if (http) say(`HTTP listening on http://${http.address}`, "HTTP listening", { url: `http://${http.address}`, address: http.address, ...addressFields(http.address) });
     if (idleTimeoutMs !== undefined) stopEviction = startIdleEviction(stub, idleTimeoutMs, logger);
     if (loopWarnMs > 0) stopLoopReport = startLoopReport(loopWarnMs, logger);
 
@@ -166,8 +195,9 @@ export async function serve(argv: string[]): Promise<number> {
     logger.flush();
     if (failed > 0) {
       // Episodes were lost: a supervisor or CI job must not take this run for a clean one.
-      process.stderr.write(
-        `modelstub serve: ${failed} episode ${failed === 1 ? "write" : "writes"} to --record-dir ${recordDir} failed (see the "cannot record episode" lines): ${failed === 1 ? "that episode is" : "those episodes are"} lost; exiting 1\n`,
+      fail(
+        `${failed} episode ${failed === 1 ? "write" : "writes"} to --record-dir ${recordDir} failed (see the "cannot record episode" lines): ${failed === 1 ? "that episode is" : "those episodes are"} lost; exiting 1`,
+        { failed_writes: failed, exit_code: 1 },
       );
       return 1;
     }
@@ -178,8 +208,7 @@ export async function serve(argv: string[]): Promise<number> {
     stopSignal.release();
     await Promise.all([grpc?.close(0), http?.close(0)]);
     if (err instanceof ServeError || err instanceof UsageError) {
-      logger.flush();
-      process.stderr.write(`modelstub serve: ${err.message}\n`);
+      fail(err.message, { exit_code: 2 });
       return 2;
     }
     throw err;

@@ -7,11 +7,7 @@ import {
   ResetSessionResponseSchema,
   SetFaultPlanResponseSchema,
   VerifySessionResponseSchema,
-  type DeleteSessionResponse,
-  type LoadScriptResponse,
-  type ResetSessionResponse,
-  type SetFaultPlanResponse,
-  type VerifySessionResponse,
+  WatchSessionResponseSchema,
 } from "../../gen/modelstub/v1/control_pb.js";
 import type { ControlClient } from "../port/control-client.js";
 import { checkPlanFile, checkScriptFile } from "./validate.js";
@@ -22,6 +18,8 @@ export const SessionExit = {
   /** Bad arguments, or a script that is invalid here (nothing was sent). */
   usage: 1,
   cannotConnect: 2,
+  /** An unknown command, as `modelstub frobnicate` (docs/cli.md's table of exit codes). */
+  unknownCommand: 2,
   /** The server answered the call with an error status. */
   rpcFailed: 3,
   /** `verify`: the server answered, and the session's script was not used up. */
@@ -34,6 +32,8 @@ export interface ActionContext {
   args: string[];
   timeoutMs: number;
   json: boolean;
+  /** --allow-missing: verify a session the server does not keep as one that made no calls. */
+  allowMissing: boolean;
 }
 
 /** One subcommand: its positional arguments, its one-line summary, and what it does. */
@@ -79,7 +79,7 @@ export const sessionActions: Record<string, SessionAction> = {
     async run({ client, args: [session, file], timeoutMs, json }) {
       const script = await readFile(file!, "utf8");
       // The file's name as given: a refusal from the server names it as `validate` would.
-      const res = await client.call<LoadScriptResponse>("LoadScript", { session, script, sourceName: file }, { timeoutMs });
+      const res = await client.call("LoadScript", { session, script, sourceName: file }, { timeoutMs });
       if (json) printJson(LoadScriptResponseSchema, res);
       else process.stdout.write(`session ${JSON.stringify(session)}: loaded ${file} (${plural(res.entries, "entry", "entries")})\n`);
       return SessionExit.ok;
@@ -92,7 +92,7 @@ export const sessionActions: Record<string, SessionAction> = {
     prepare: async ([, file]) => ((await checkPlanFile(file!)) ? undefined : SessionExit.usage),
     async run({ client, args: [session, file], timeoutMs, json }) {
       const plan = await readFile(file!, "utf8");
-      const res = await client.call<SetFaultPlanResponse>("SetFaultPlan", { session, plan, sourceName: file }, { timeoutMs });
+      const res = await client.call("SetFaultPlan", { session, plan, sourceName: file }, { timeoutMs });
       if (json) printJson(SetFaultPlanResponseSchema, res);
       else {
         const what = res.plan?.chaosSeed !== undefined ? `chaos, seed ${res.plan.chaosSeed}` : plural(res.rules, "rule", "rules");
@@ -107,7 +107,7 @@ export const sessionActions: Record<string, SessionAction> = {
     args: ["SESSION"],
     about: "rewind SESSION's script and start a new episode, writing the old one to --record-dir",
     async run({ client, args: [session], timeoutMs, json }) {
-      const res = await client.call<ResetSessionResponse>("ResetSession", { session }, { timeoutMs });
+      const res = await client.call("ResetSession", { session }, { timeoutMs });
       if (json) printJson(ResetSessionResponseSchema, res);
       else process.stdout.write(`session ${JSON.stringify(session)}: reset (the episode it closed holds ${plural(res.calls, "call", "calls")})\n`);
       return SessionExit.ok;
@@ -115,24 +115,49 @@ export const sessionActions: Record<string, SessionAction> = {
   },
   verify: {
     args: ["SESSION"],
-    about: "check that SESSION used every limited script entry; exit 4 listing those it did not",
-    async run({ client, args: [session], timeoutMs, json }) {
-      const res = await client.call<VerifySessionResponse>("VerifySession", { session }, { timeoutMs });
+    about: "check that SESSION used every limited script entry and its fault plan's rules all struck; exit 4 listing what did not",
+    async run({ client, args: [session], timeoutMs, json, allowMissing }) {
+      const res = await client.call("VerifySession", { session, allowMissing }, { timeoutMs });
       if (json) printJson(VerifySessionResponseSchema, res);
       else if (res.satisfied) process.stdout.write(`session ${JSON.stringify(session)}: satisfied (${res.message})\n`);
       else {
-        process.stdout.write(`session ${JSON.stringify(session)}: not satisfied: ${plural(res.unused.length, "scripted entry was", "scripted entries were")} not used up\n`);
+        const why = [
+          res.unused.length > 0 ? `${plural(res.unused.length, "scripted entry was", "scripted entries were")} not used up` : "",
+          res.unstruck.length > 0 ? `${plural(res.unstruck.length, "fault rule", "fault rules")} never struck` : "",
+        ];
+        process.stdout.write(`session ${JSON.stringify(session)}: not satisfied: ${why.filter(Boolean).join("; ")}\n`);
         // The summary starts with the entry's place in the script (`entries[0]: reply "one"`).
-        process.stdout.write(table([["LEFT", "ENTRY"], ...res.unused.map((u) => [u.remaining === 0 ? "unlimited" : String(u.remaining), u.summary || u.entry])]));
+        if (res.unused.length > 0) process.stdout.write(table([["LEFT", "ENTRY"], ...res.unused.map((u) => [u.remaining === 0 ? "unlimited" : String(u.remaining), u.summary || u.entry])]));
+        if (res.unstruck.length > 0) process.stdout.write(table([["RULE", "NEVER STRUCK AT"], ...res.unstruck.map((u) => [u.rule, u.at])]));
       }
       return res.satisfied ? SessionExit.ok : SessionExit.unsatisfied;
+    },
+  },
+  watch: {
+    args: ["SESSION"],
+    about: "print SESSION's call events as JSON lines (started, ended) until interrupted",
+    async run({ client, args: [session] }) {
+      // One JSON object a line, protobuf JSON field names: a harness in any language reads it.
+      const print = (m: Parameters<Parameters<ControlClient["watchSession"]>[1]>[0]) => process.stdout.write(`${toJsonString(WatchSessionResponseSchema, m, { useProtoFieldName: true })}\n`);
+      const watch = await client.watchSession(session!, print);
+      process.stderr.write(`modelstub session watch: watching session ${JSON.stringify(session)} (Ctrl-C ends)\n`);
+      const stop = () => watch.close();
+      process.once("SIGINT", stop);
+      process.once("SIGTERM", stop);
+      try {
+        await watch.closed;
+      } finally {
+        process.removeListener("SIGINT", stop);
+        process.removeListener("SIGTERM", stop);
+      }
+      return SessionExit.ok;
     },
   },
   delete: {
     args: ["SESSION"],
     about: "close SESSION's episode (written to --record-dir) and forget the session",
     async run({ client, args: [session], timeoutMs, json }) {
-      const res = await client.call<DeleteSessionResponse>("DeleteSession", { session }, { timeoutMs });
+      const res = await client.call("DeleteSession", { session }, { timeoutMs });
       if (json) printJson(DeleteSessionResponseSchema, res);
       else process.stdout.write(`session ${JSON.stringify(session)}: deleted (its episode holds ${plural(res.calls, "call", "calls")})\n`);
       return SessionExit.ok;

@@ -13,6 +13,11 @@ const specs: OptionSpec[] = [
   controlTokenOption,
   { name: "timeout", type: "string", arg: "DURATION", default: "10s", description: "How long to wait for the connection, and then for the answer." },
   { name: "json", type: "boolean", description: "Print the server's answer as JSON (protobuf field names, zeros included), for scripts." },
+  {
+    name: "allow-missing",
+    type: "boolean",
+    description: "verify: verify a session the server does not keep as one that made no calls (without it: NOT_FOUND, exit 3).",
+  },
   ...tlsOptions,
   { name: "help", type: "boolean", description: "Print this help." },
 ];
@@ -29,15 +34,19 @@ ${Object.entries(sessionActions)
 
 Exit codes: 0 done, 1 bad arguments or an invalid script (then nothing was sent; its problems
 are printed as \`modelstub validate\` prints them), 2 cannot connect, 3 the server answered with
-an error (its message is printed), 4 \`verify\` found entries not used up.
+an error (its message is printed: an unknown session to verify or delete is NOT_FOUND), 4 \`verify\`
+found entries not used up. An unknown command exits 2.
 
 ${formatOptionsHelp(specs)}
 `;
 
-/** Prints a usage error and where the usage is (the whole of it would bury the message); answers 1. */
-function usageError(message: string): number {
+/**
+ * Prints a usage error and where the usage is (the whole of it would bury the message); answers
+ * 1, or `exit` (2 for an unknown command, as for every command of modelstub).
+ */
+function usageError(message: string, exit: number = SessionExit.usage): number {
   process.stderr.write(`modelstub session: ${message}\n(run \`modelstub session --help\` for the commands and options)\n`);
-  return SessionExit.usage;
+  return exit;
 }
 
 /** `modelstub session list|load|reset|verify|delete`. */
@@ -47,11 +56,11 @@ export async function session(argv: string[]): Promise<number> {
     process.stdout.write(usage);
     return SessionExit.ok;
   }
-  if (name === undefined || name.startsWith("-")) return usageError("name a command: list, load, reset, verify or delete");
+  if (name === undefined || name.startsWith("-")) return usageError("name a command: list, load, faults, reset, verify, watch or delete");
   const action = sessionActions[name];
   if (!action) {
     const near = nearestName(name, Object.keys(sessionActions));
-    return usageError(`unknown command ${JSON.stringify(name)}${near ? `; did you mean ${JSON.stringify(near)}?` : ""}`);
+    return usageError(`unknown command ${JSON.stringify(name)}${near ? `; did you mean ${JSON.stringify(near)}?` : ""}`, SessionExit.unknownCommand);
   }
   let parsed;
   try {
@@ -88,7 +97,7 @@ export async function session(argv: string[]): Promise<number> {
       process.stderr.write(`modelstub session ${name}: cannot connect to ${target.addr} within ${timeoutMs} ms\n`);
       return SessionExit.cannotConnect;
     }
-    return await action.run({ client, args: positionals, timeoutMs, json: Boolean(options["json"]) });
+    return await action.run({ client, args: positionals, timeoutMs, json: Boolean(options["json"]), allowMissing: Boolean(options["allow-missing"]) });
   } catch (err) {
     if (!(err instanceof ModelCallError)) throw err;
     // The server's own message, whole: for a refused script it lists the problems line by line.

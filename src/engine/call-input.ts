@@ -3,7 +3,7 @@ import type { CallLog } from "./call-log.js";
 
 /** One model call as a transport hands it to the engine. */
 export interface CallInput {
-  /** Session name; the caller has already checked it. */
+  /** Session name; the engine checks it (Stub.call refuses a malformed one, in no episode). */
   session: string;
   method: "generate" | "stream";
   request: GenerateRequest;

@@ -5,10 +5,12 @@ import type { CallStatus } from "../script/compiled-script.js";
 import { decodeEpisode, decodeEpisodeInSlices, encodeEpisode } from "./encode-episode.js";
 import { episodePieces } from "./episode-pieces.js";
 import { checkSessionName } from "./check-session-name.js";
+import { StatusError } from "../shared/status-error.js";
 import { limitStatus } from "./limit-status.js";
 import { closedStatus, type EpisodeCloseReason } from "./episode-close-reason.js";
 import { runCall } from "./run-call.js";
 import { Session } from "./session.js";
+import { CallWatchers } from "./call-event.js";
 import { verifySession } from "./verify-session.js";
 import { Code } from "../shared/status-code.js";
 import { defaultInstanceId, episodeIdMinter, instanceIdProblem } from "./instance-id.js";
@@ -36,19 +38,20 @@ export function createStub(options: StubOptions): Stub {
   const episodeId = episodeIdMinter(instance);
   const sessions = new Map<string, Session>();
   let inFlight = 0;
+  const watchers = new CallWatchers();
   let draining = false;
 
-  const open = (name: string): Session | CallStatus => {
-    let s = sessions.get(name);
-    if (s) return s;
-    const bad = checkSessionName(name);
-    if (bad) return bad;
+  /** The session of a name, opened when it is new; or why it cannot be. */
+  const open = (name: string): Session | CallStatus => sessions.get(name) ?? checkSessionName(name) ?? openNew(name);
+
+  /** Opens a session of a name already checked, unless the server keeps as many as it may. */
+  const openNew = (name: string): Session | CallStatus => {
     if (sessions.size >= maxSessions) {
       return limitStatus(
         `session limit reached: the server keeps at most ${maxSessions} sessions (--max-sessions); free slots with ControlService.DeleteSession, let idle sessions go with --session-idle-timeout, reuse session names, or raise --max-sessions`,
       );
     }
-    s = new Session(name, options.script, episodeId);
+    const s = new Session(name, options.script, episodeId);
     // A session deleted under this name may still be writing its last episode: this one's
     // episodes close behind it, so the name's files end with the latest episode.
     s.closing = retired.get(name) ?? s.closing;
@@ -97,12 +100,13 @@ export function createStub(options: StubOptions): Stub {
     instance,
     episodeIdOf: (name) => sessions.get(name)?.episode.id,
     async call(input) {
-      // Malformed names first, for every transport: before the session opens, so a refused call
-      // leaves no trace, not even a session; a bad session name is reported before a bad step.
-      const bad = checkStepIds(input.request.stepId, input.stepFromMetadata ?? "", input.stepCarrier ?? "metadata");
-      if (bad) return { kind: "status", status: checkSessionName(input.session) ?? bad };
+      // Malformed names first, for every transport, each checked here once: before the session
+      // opens, so a refused call leaves no trace, not even a session; a bad session name is
+      // reported before a bad step.
+      const bad = checkSessionName(input.session) ?? checkStepIds(input.request.stepId, input.stepFromMetadata ?? "", input.stepCarrier ?? "metadata");
+      if (bad) return { kind: "status", status: bad };
       if (draining) return { kind: "status", status: drainingStatus };
-      const s = open(input.session);
+      const s = sessions.get(input.session) ?? openNew(input.session);
       if (!(s instanceof Session)) return { kind: "status", status: s };
       const journal = s.episode;
       if (journal.sequence >= maxEpisodeCalls) {
@@ -117,7 +121,7 @@ export function createStub(options: StubOptions): Stub {
       inFlight++;
       s.lastUsedMs = Date.now();
       try {
-        return await runCall(s, clock, input, options.onCall);
+        return await runCall(s, clock, input, options.onCall, watchers.watched(s.name) ? (e) => watchers.emit(s.name, e) : undefined, options.replayMode);
       } finally {
         inFlight--;
         s.lastUsedMs = Date.now();
@@ -125,12 +129,12 @@ export function createStub(options: StubOptions): Stub {
     },
     async loadScript(name, script) {
       const s = open(name);
-      if (!(s instanceof Session)) throw Object.assign(new Error(s.message), { status: s });
+      if (!(s instanceof Session)) throw new StatusError(s);
       await closeEpisode(s, "reload", script);
     },
     async setFaultPlan(name, plan) {
       const s = open(name);
-      if (!(s instanceof Session)) throw Object.assign(new Error(s.message), { status: s });
+      if (!(s instanceof Session)) throw new StatusError(s);
       return closeEpisode(s, "faults", s.script, plan);
     },
     async reset(name) {
@@ -141,7 +145,7 @@ export function createStub(options: StubOptions): Stub {
       const s = sessions.get(name);
       if (!s) {
         const message = `no session ${JSON.stringify(name)}: the server keeps no session of that name (never used, or already deleted or evicted); ListSessions lists the sessions it keeps`;
-        throw Object.assign(new Error(message), { status: { code: Code.NOT_FOUND, message, trailers: [] } satisfies CallStatus });
+        throw new StatusError({ code: Code.NOT_FOUND, message, trailers: [] });
       }
       return retire(s, "delete");
     },
@@ -164,6 +168,7 @@ export function createStub(options: StubOptions): Stub {
       return journal ? episodePieces(name, journal.recorded(), journal.planIdentity()) : episodePieces(name, []);
     },
     verify: (name) => verifySession(sessions.get(name), options.script),
+    watch: (name, listener) => watchers.add(name, listener),
     sessions: () =>
       [...sessions.values()]
         .map((s) => ({ name: s.name, calls: s.episode.recorded().length, running: s.episode.running.size, scriptName: s.script.name }))

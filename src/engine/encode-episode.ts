@@ -1,8 +1,8 @@
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { EpisodeCallSchema, EpisodeSchema, FaultPlanInfoSchema, type Episode, type EpisodeCall } from "../../gen/modelstub/v1/episode_pb.js";
 import type { GenerateResponse } from "../../gen/modelstub/v1/model_pb.js";
-import { writeEpisodeCall } from "./write-episode-call.js";
-import { encodeResponseAlone } from "./write-response.js";
+import { writeEpisodeCall } from "../wire/write-episode-call.js";
+import { encodeResponseAlone } from "../wire/write-response.js";
 import { copySliceBytes, episodePieces, joinPiecesNow, type PlanIdentity } from "./episode-pieces.js";
 
 /**
@@ -25,7 +25,7 @@ export function encodeResponse(response: GenerateResponse): Uint8Array {
  * Byte for byte what toBinary(EpisodeCallSchema, call) writes (pinned by the golden episode and
  * by test/engine/episode-call-bytes.test.ts): fields in number order, proto3 zero values left
  * out, a set message field written even when empty, unknown fields last. Written by hand, sized
- * first, into one buffer (write-episode-call.ts): encoding through toBinary's reflection was a
+ * first, into one buffer (wire/write-episode-call.ts): encoding through toBinary's reflection was a
  * third of an in-process call's cost. The response's bytes are kept, a view of the call's, for
  * the wire (encodeResponse). `alloc` gives the buffer: the journal's arena (byte-arena.ts).
  */

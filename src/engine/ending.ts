@@ -3,6 +3,7 @@ import type { GenerateResponse } from "../../gen/modelstub/v1/model_pb.js";
 import type { CallResult } from "./call-result.js";
 import type { CallStatus } from "../script/compiled-script.js";
 import { Code } from "../shared/status-code.js";
+import { StatusError } from "../shared/status-error.js";
 import { TemplateTooLargeError } from "../shared/template-too-large-error.js";
 
 /**
@@ -21,7 +22,7 @@ export interface Ending {
 export function internalStatus(err: unknown): CallStatus {
   // Not worth a retry: the same request renders the same reply (the HTTP front says so to SDKs).
   if (err instanceof TemplateTooLargeError) return { code: Code.RESOURCE_EXHAUSTED, message: err.message, trailers: [], retryable: false };
-  return { code: Code.INTERNAL, message: `modelstub internal error: ${err instanceof Error ? err.message : String(err)}`, trailers: [] };
+  return StatusError.from(err).toStatus();
 }
 
 /**

@@ -1,5 +1,7 @@
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
-import { varintSize, writeVarint } from "../shared/varint.js";
+import { EpisodeSchema, FaultPlanInfoSchema } from "../../gen/modelstub/v1/episode_pb.js";
+import { tagOf } from "../wire/field-tag.js";
+import { varintSize, writeVarint } from "../wire/varint.js";
 
 /** The identity of the fault plan an episode ran under, as the episode records it. */
 export interface PlanIdentity {
@@ -23,10 +25,12 @@ export interface EpisodePieces {
   calls: number;
 }
 
-/** Tags of the Episode's length-delimited fields: (field << 3) | 2. */
-const sessionTag = 0x0a;
-const callTag = 0x12;
-const planTag = 0x1a;
+/** Tags of the Episode's fields, from its descriptor (wire/field-tag.ts). */
+const sessionTag = tagOf(EpisodeSchema.field.session);
+/** The tag before each recorded call's bytes in an Episode. */
+export const callTag = tagOf(EpisodeSchema.field.calls);
+const planTag = tagOf(EpisodeSchema.field.faultPlan);
+const planFields = FaultPlanInfoSchema.field;
 
 /** A tag and a length, as the bytes before a length-delimited field's value. */
 export function fieldHead(tag: number, length: number): Uint8Array {
@@ -37,11 +41,11 @@ export function fieldHead(tag: number, length: number): Uint8Array {
 }
 
 /** The fault plan's field (PlanIdentity) as a message of its own: a few bytes. */
-function encodePlan(plan: PlanIdentity): Uint8Array {
+function encodePlan(identity: PlanIdentity): Uint8Array {
   const w = new BinaryWriter();
-  if (plan.name !== "") w.tag(1, WireType.LengthDelimited).string(plan.name);
-  if (plan.digest !== "") w.tag(2, WireType.LengthDelimited).string(plan.digest);
-  if (plan.seed !== undefined) w.tag(3, WireType.Varint).uint64(plan.seed);
+  if (identity.name !== "") w.tag(planFields.name.number, WireType.LengthDelimited).string(identity.name);
+  if (identity.digest !== "") w.tag(planFields.digest.number, WireType.LengthDelimited).string(identity.digest);
+  if (identity.seed !== undefined) w.tag(planFields.chaosSeed.number, WireType.Varint).uint64(identity.seed);
   return w.finish();
 }
 

@@ -7,6 +7,7 @@ import type { CallStatus } from "../script/compiled-script.js";
 import type { Ending } from "./ending.js";
 import type { RunningCall } from "./session.js";
 import { Code } from "../shared/status-code.js";
+import { LazyAbort } from "../shared/lazy-abort.js";
 
 /** The status recorded when the caller's deadline cuts a call off, on either clock. */
 export const deadlineStatus: CallStatus = { code: Code.DEADLINE_EXCEEDED, message: "cut off by the caller's deadline", trailers: [] };
@@ -27,8 +28,18 @@ export class Execution implements RunningCall {
   streamed: RenderedReply | undefined;
   /** Set when a reset or reload closed the call's episode: the status the call ends with. */
   closedBy: CallStatus | undefined;
-  private controller: AbortController | undefined;
   private onOuterAbort: (() => void) | undefined;
+  /**
+   * The call's own signal: aborted when the transport cuts the call off (with its reason) or
+   * when a reset closes the call's episode. Made on first use, like the transport's: most calls
+   * never wait.
+   */
+  private readonly own = new LazyAbort((abort) => {
+    const outer = this.input.signal;
+    if (outer.aborted) return abort(outer.reason);
+    this.onOuterAbort = () => abort(outer.reason);
+    outer.addEventListener("abort", this.onOuterAbort, { once: true });
+  });
   constructor(
     private clock: Clock,
     private input: CallInput,
@@ -36,36 +47,21 @@ export class Execution implements RunningCall {
     private budget: number,
   ) {}
 
-  /**
-   * The call's own signal: aborted when the transport cuts the call off (with its reason) or
-   * when a reset closes the call's episode. Made on first use, like the transport's: most calls
-   * never wait.
-   */
+  /** The call's own signal (see `own`). */
   get signal(): AbortSignal {
-    if (!this.controller) {
-      const controller = new AbortController();
-      this.controller = controller;
-      const outer = this.input.signal;
-      if (this.closedBy) controller.abort(episodeClosed);
-      else if (outer.aborted) controller.abort(outer.reason);
-      else {
-        this.onOuterAbort = () => controller.abort(outer.reason);
-        outer.addEventListener("abort", this.onOuterAbort, { once: true });
-      }
-    }
-    return this.controller.signal;
+    return this.own.signal;
   }
 
   /** Whether the call has been cut off, without making a signal for a call that never waited. */
   get aborted(): boolean {
-    return this.closedBy !== undefined || (this.controller ?? this.input).signal.aborted;
+    return this.closedBy !== undefined || (this.own.made ?? this.input.signal).aborted;
   }
 
   /** Cuts the call off because its episode closed (RunningCall). A call already cut stays as it was. */
   close(status: CallStatus): void {
     if (this.aborted) return;
     this.closedBy = status;
-    this.controller?.abort(episodeClosed);
+    this.own.abort(episodeClosed);
   }
 
   /** Detaches from the transport's signal; once, when the call ends. */
@@ -82,9 +78,26 @@ export class Execution implements RunningCall {
   async wait(ms: number): Promise<void> {
     if (ms === 0) return;
     if (this.elapsed + ms >= this.budget) return this.untilBudget();
-    await this.clock.sleep(ms, this.signal);
+    try {
+      await this.clock.sleep(ms, this.signal);
+    } catch (err) {
+      // This wait ends inside the budget on the declared timeline, so a deadline that cuts it
+      // came early only by the clocks: the caller's deadline runs from when it sent, the
+      // server's from when it read the call, and on a starved machine the caller's can pass
+      // while a 5 ms latency is still sleeping. The declared timeline completes the wait either
+      // way, so the recorded end does not depend on the load.
+      if (this.cutByDeadline()) this.elapsed += ms;
+      throw err;
+    }
     // Declared, not measured: the timeline advances by what the script said.
     this.elapsed += ms;
+  }
+
+  /** Whether the transport cut the call off for its deadline (not a cancel, not a reset). */
+  private cutByDeadline(): boolean {
+    if (this.closedBy) return false;
+    const signal = this.own.made ?? this.input.signal;
+    return signal.aborted && abortReasonOf(signal) === "deadline";
   }
 
   /**
@@ -130,7 +143,7 @@ export class Execution implements RunningCall {
     if (err === budgetReached) return { result: { kind: "status", status: deadlineStatus }, outcome: Outcome.DEADLINE_EXCEEDED, status: deadlineStatus };
     // The transport has not ended this call: the closing status goes on the wire.
     if (this.closedBy) return { result: { kind: "status", status: this.closedBy }, outcome: Outcome.CANCELLED, status: this.closedBy };
-    const signal = (this.controller ?? this.input).signal;
+    const signal = this.own.made ?? this.input.signal;
     if (!signal.aborted) throw err;
     const reason = abortReasonOf(signal);
     return reason === "deadline"

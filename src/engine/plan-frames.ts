@@ -1,4 +1,4 @@
-import { chunkEnds } from "../shared/split-chunks.js";
+import { indexChunks, listedIndex, type ChunkIndex } from "../shared/index-chunks.js";
 import type { RenderedReply, StreamChunk } from "./render-reply.js";
 
 /**
@@ -30,8 +30,8 @@ export interface FramePlan {
 
 /**
  * One stretch of the reply's chunks, in stream order: the text, a tool call's header (one chunk,
- * always a frame of its own), or a tool call's arguments; `ends[i]` is where its chunk i ends in
- * `text`. The text's chunks may be listed by the script (`listed`, which join to the text).
+ * always a frame of its own), or a tool call's arguments; `ends.endAt(i)` is where its chunk i
+ * ends in `text`. The text's chunks may be listed by the script (`listed`, which join to the text).
  */
 interface Source {
   kind: "text" | "header" | "arguments";
@@ -39,25 +39,25 @@ interface Source {
   index: number;
   text: string;
   listed: readonly string[] | undefined;
-  ends: Uint32Array;
+  ends: ChunkIndex;
 }
 
-const headerEnds = new Uint32Array(1);
+const headerEnds = listedIndex(new Uint32Array(1));
 
-function listedEnds(listed: readonly string[]): Uint32Array {
+function listedEnds(listed: readonly string[]): ChunkIndex {
   const ends = new Uint32Array(listed.length);
   let at = 0;
   listed.forEach((c, i) => (ends[i] = at += c.length));
-  return ends;
+  return listedIndex(ends);
 }
 
 function sourcesOf(rendered: RenderedReply): Source[] {
   const { response, textChunks, chunking } = rendered;
   const text = response.message?.content ?? "";
-  const sources: Source[] = [{ kind: "text", index: 0, text, listed: textChunks, ends: textChunks ? listedEnds(textChunks) : chunkEnds(text, chunking) }];
+  const sources: Source[] = [{ kind: "text", index: 0, text, listed: textChunks, ends: textChunks ? listedEnds(textChunks) : indexChunks(text, chunking) }];
   response.message?.toolCalls.forEach((c, index) => {
     sources.push({ kind: "header", index, text: "", listed: undefined, ends: headerEnds });
-    sources.push({ kind: "arguments", index, text: c.arguments, listed: undefined, ends: chunkEnds(c.arguments, chunking) });
+    sources.push({ kind: "arguments", index, text: c.arguments, listed: undefined, ends: indexChunks(c.arguments, chunking) });
   });
   return sources;
 }
@@ -69,8 +69,8 @@ function sourcesOf(rendered: RenderedReply): Source[] {
  * one tool call's argument fragments (a tool call's header frame stays alone). No frame spans
  * the break (`breakAt`), so a break still comes after exactly its chunks. Every frame is a slice
  * of the response's own text (a listed chunk, alone in its frame, is the script's own string):
- * nothing is copied, and no chunk is made a string of its own: one pass over the text finds
- * where its chunks end (chunkEnds), and each frame is cut at those ends.
+ * nothing is copied, and no chunk is made a string of its own: one pass over the text counts
+ * its chunks (indexChunks), and each frame is cut where the chunks at its edges end.
  */
 export function planFrames(rendered: RenderedReply, breakAt: number): FramePlan {
   const sources = sourcesOf(rendered);
@@ -80,7 +80,7 @@ export function planFrames(rendered: RenderedReply, breakAt: number): FramePlan 
   let chars = 0;
   for (const s of sources) {
     chars += s.text.length;
-    const count = s.ends.length;
+    const count = s.ends.count;
     if (count === 0) continue;
     const cut = breakAt - total;
     if (cut > 0 && cut < count) runs.push([s, 0, cut], [s, cut, count]);
@@ -116,7 +116,7 @@ export function planFrames(rendered: RenderedReply, breakAt: number): FramePlan 
     }
     for (let a = first; a < end; a += group) {
       const n = Math.min(group, end - a);
-      const text = s.listed && n === 1 ? s.listed[a]! : s.text.slice(a === 0 ? 0 : s.ends[a - 1]!, s.ends[a + n - 1]!);
+      const text = s.listed && n === 1 ? s.listed[a]! : s.text.slice(a === 0 ? 0 : s.ends.endAt(a - 1), s.ends.endAt(a + n - 1));
       frames.push(s.kind === "text" ? { kind: "text", text } : { kind: "tool", index: s.index, id: "", name: "", arguments: text });
       counts.push(n);
     }

@@ -3,45 +3,20 @@ import type { CallInput } from "./call-input.js";
 import type { CallLog } from "./call-log.js";
 import type { CallResult } from "./call-result.js";
 import { encodeEpisodeCall } from "./encode-episode.js";
-import { declaredBudgetMs, type Clock } from "./clock.js";
-import type { CompiledEntry, RequestView, TemplateContext } from "../script/compiled-script.js";
-import type { GenerateRequest } from "../../gen/modelstub/v1/model_pb.js";
-import type { ChosenFault } from "./choose-fault.js";
+import type { Clock } from "./clock.js";
+import type { ReplayMode, RequestView } from "../script/compiled-script.js";
 import { runFault } from "./run-fault.js";
 import { internalStatus, redroppedEnding, statusEnding, type Ending } from "./ending.js";
-import { Execution } from "./execution.js";
-import { renderReply, type RenderedReply } from "./render-reply.js";
+import type { Execution } from "./execution.js";
+import type { RenderedReply } from "./render-reply.js";
 import { viewRequest } from "./request-view.js";
 import { executeEntry } from "./execute-entry.js";
-import { callIdsOf } from "../shared/call-ids.js";
 import { derivedSentText } from "../shared/derived-chunking.js";
 import { chunkEnd } from "../shared/split-chunks.js";
-import { selectEntry } from "./select-entry.js";
 import type { Session } from "./session.js";
 import { Code } from "../shared/status-code.js";
-
-/** Renders an entry's reply for this call (undefined for an entry that does not reply). */
-function renderEntry(
-  session: Session,
-  stepId: string,
-  sequence: number,
-  request: GenerateRequest,
-  view: RequestView,
-  entry: CompiledEntry,
-  captures: RegExpExecArray | null,
-): RenderedReply | undefined {
-  if (entry.action.kind !== "reply") return undefined;
-  const ctx: TemplateContext = {
-    lastUser: view.lastUser,
-    lastToolResult: view.lastToolResult,
-    step: stepId,
-    model: request.model || session.script.defaultModel,
-    session: session.name,
-    turn: view.turn,
-    captures,
-  };
-  return renderReply(entry.action.reply, ctx, request, callIdsOf(session.name, sequence));
-}
+import type { CallEvent } from "./call-event.js";
+import { CallContext } from "./call-context.js";
 
 /** Calls the observers of a finished call; returns what the first one that failed threw. */
 function notify(log: CallLog, hooks: readonly (((log: CallLog) => void) | undefined)[]): { error: unknown } | undefined {
@@ -64,98 +39,98 @@ function notify(log: CallLog, hooks: readonly (((log: CallLog) => void) | undefi
  * The call records into the episode that was open when it started, even when a reset or
  * reload closes that episode meanwhile (the reset cuts the call off and waits for it).
  */
-export async function runCall(session: Session, clock: Clock, input: CallInput, onCall?: (log: CallLog) => void): Promise<CallResult> {
-  const episode = session.episode;
-  const sequence = ++episode.sequence;
-  const startMs = episode.timelineMs;
-  const request = input.request;
-  const x = new Execution(clock, input, declaredBudgetMs(input.budgetMs ?? Infinity));
-  episode.running.add(x);
-  const fromRequest = request.stepId;
-  const fromMetadata = input.stepFromMetadata ?? "";
-  const stepId = fromRequest || fromMetadata;
-  let entryRef = "";
-  let entryName: string | undefined;
-  let lastUser = "";
-  let fault: ChosenFault | undefined;
-  let ending: Ending;
+export async function runCall(session: Session, clock: Clock, input: CallInput, onCall?: (log: CallLog) => void, onEvent?: (event: CallEvent) => void, replayMode?: ReplayMode): Promise<CallResult> {
+  const c = new CallContext(session, clock, input, replayMode);
+  const ran = await endingOf(c, onEvent);
+  const endMs = c.end();
+  const ending = recordCall(c, ran, endMs, onCall);
+  onEvent?.({ ...c.event("ended"), endMs, outcome: ending.outcome, code: ending.status?.code ?? 0, entry: c.entryRef });
+  return ending.result;
+}
+
+/** Runs the call to its ending: a fault's, the script's, or how it was cut off. Never throws. */
+async function endingOf(c: CallContext, onEvent: ((event: CallEvent) => void) | undefined): Promise<Ending> {
   try {
-    input.onStart?.({ sequence, startMs, episode: episode.id });
+    c.input.onStart?.({ sequence: c.sequence, startMs: c.startMs, episode: c.episode.id });
+    const fromRequest = c.request.stepId;
+    const fromMetadata = c.input.stepFromMetadata ?? "";
     if (fromRequest && fromMetadata && fromRequest !== fromMetadata) {
-      ending = statusEnding({
+      onEvent?.(c.event("started"));
+      return statusEnding({
         code: Code.INVALID_ARGUMENT,
         message: `the request's step_id ${JSON.stringify(fromRequest)} and metadata x-modelstub-step ${JSON.stringify(fromMetadata)} disagree; send one of them`,
         trailers: [],
       });
-    } else {
-      const view = viewRequest(request, session.script);
-      lastUser = view.lastUser;
-      fault = episode.faults?.choose(session.name, sequence, stepId, input.method, view);
-      if (fault !== undefined) {
-        const select = (consume: boolean) => selectEntry(session, stepId, view, consume);
-        const render = (entry: CompiledEntry, captures: RegExpExecArray | null) => renderEntry(session, stepId, sequence, request, view, entry, captures);
-        ending = await runFault(
-          fault,
-          select,
-          render,
-          (e) => {
-            entryRef = e.ref;
-            entryName = e.name;
-          },
-          input,
-          x,
-        );
-      } else {
-        const selection = selectEntry(session, stepId, view);
-        if ("status" in selection) {
-          const miss = selection.status;
-          const unanswered = miss.code === Code.NOT_FOUND || miss.code === Code.FAILED_PRECONDITION;
-          ending = input.retryOfDrop && unanswered ? redroppedEnding(miss) : statusEnding(miss);
-        } else {
-          const { entry } = selection;
-          entryRef = entry.ref;
-          entryName = entry.name;
-          ending = await executeEntry(entry, renderEntry(session, stepId, sequence, request, view, entry, selection.captures), input, x);
-        }
-      }
     }
+    const view = viewRequest(c.request, c.session.script);
+    c.lastUser = view.lastUser;
+    c.fault = c.episode.faults?.choose(c.session.name, c.sequence, c.stepId, c.input.method, view);
+    c.countCall();
+    onEvent?.(c.event("started"));
+    return await (c.fault !== undefined ? runFault(c, view, c.fault) : answerFromScript(c, view));
   } catch (err) {
-    try {
-      ending = x.endingOf(err);
-    } catch {
-      ending = statusEnding(internalStatus(err));
-    }
+    return endingOfThrow(c.x, err);
   }
-  x.release();
-  const endMs = startMs + x.elapsed;
-  if (endMs > episode.timelineMs) episode.timelineMs = endMs;
-  const log: CallLog = {
-    session: session.name,
-    method: input.method,
-    step: stepId,
-    entry: entryRef,
-    entryName,
-    model: request.model,
-    lastUser,
-    sequence,
-    outcome: ending.outcome,
-    code: ending.status?.code ?? 0,
-    declaredMs: x.elapsed,
-    message: ending.status?.message,
-  };
-  // A hook that throws is a bug of whoever passed it; the client learns of it as INTERNAL, and
-  // the episode records what the client saw.
-  const failedHook = notify(log, [onCall, input.onLog]);
+}
+
+/** The script's answer: the entry selected (used up), executed; a miss ends with its status. */
+function answerFromScript(c: CallContext, view: RequestView): Promise<Ending> | Ending {
+  const selection = c.select(view, true);
+  if ("status" in selection) {
+    const miss = selection.status;
+    const unanswered = miss.code === Code.NOT_FOUND || miss.code === Code.FAILED_PRECONDITION;
+    return c.input.retryOfDrop && unanswered ? redroppedEnding(miss) : statusEnding(miss);
+  }
+  const { entry } = selection;
+  c.answeredBy(entry);
+  return executeEntry(entry, c.render(view, entry, selection.captures), c.input, c.x);
+}
+
+/** How a call that threw ends: cut off (the Execution says how), else INTERNAL. */
+function endingOfThrow(x: Execution, err: unknown): Ending {
+  try {
+    return x.endingOf(err);
+  } catch {
+    return statusEnding(internalStatus(err));
+  }
+}
+
+/**
+ * Tells the call's observers, then records the call in its episode; the ending the client
+ * gets. A hook that throws is a bug of whoever passed it; the client learns of it as INTERNAL,
+ * and the episode records what the client saw.
+ */
+function recordCall(c: CallContext, ran: Ending, endMs: number, onCall: ((log: CallLog) => void) | undefined): Ending {
+  let ending = ran;
+  const failedHook = notify(callLogOf(c, ending), [onCall, c.input.onLog]);
   if (failedHook) ending = statusEnding(internalStatus(failedHook.error));
   try {
-    episode.record(sequence, encodeEpisodeCall(record(session, sequence, stepId, entryRef, input, ending, startMs, endMs, x.chunksSent, fault, x.streamed), episode.arena.alloc));
+    c.episode.record(c.sequence, encodeEpisodeCall(episodeCallOf(c, ending, endMs), c.episode.arena.alloc));
   } catch (err) {
     // Unreachable with well-formed messages; the slot stays empty rather than the call hanging.
     ending = statusEnding(internalStatus(err));
   } finally {
-    episode.finish(x);
+    c.episode.finish(c.x);
   }
-  return ending.result;
+  return ending;
+}
+
+/** The call as the log and the observers see it. */
+function callLogOf(c: CallContext, ending: Ending): CallLog {
+  return {
+    session: c.session.name,
+    method: c.input.method,
+    step: c.stepId,
+    entry: c.entryRef,
+    entryName: c.entryName,
+    model: c.request.model,
+    lastUser: c.lastUser,
+    sequence: c.sequence,
+    outcome: ending.outcome,
+    code: ending.status?.code ?? 0,
+    declaredMs: c.x.elapsed,
+    message: ending.status?.message,
+  };
 }
 
 /**
@@ -199,39 +174,29 @@ function textChunksBefore(streamed: RenderedReply, n: number): string[] {
   return out;
 }
 
-function record(
-  session: Session,
-  sequence: number,
-  stepId: string,
-  entry: string,
-  input: CallInput,
-  ending: Ending,
-  startMs: number,
-  endMs: number,
-  chunksSent: number,
-  fault: ChosenFault | undefined,
-  streamed: RenderedReply | undefined,
-): EpisodeCall {
+/** The call as its episode records it. */
+function episodeCallOf(c: CallContext, ending: Ending, endMs: number): EpisodeCall {
   const s = ending.status;
+  const { fault, x } = c;
   // A complete literal, not create(): see render-reply.ts.
   const call: EpisodeCall = {
     $typeName: "modelstub.v1.EpisodeCall",
-    sequence: BigInt(sequence),
-    session: session.name,
-    method: input.method === "stream" ? CallMethod.GENERATE_STREAM : CallMethod.GENERATE,
-    stepId,
-    entry,
-    request: input.request,
+    sequence: BigInt(c.sequence),
+    session: c.session.name,
+    method: c.input.method === "stream" ? CallMethod.GENERATE_STREAM : CallMethod.GENERATE,
+    stepId: c.stepId,
+    entry: c.entryRef,
+    request: c.input.request,
     outcome: ending.outcome,
     status: s ? { $typeName: "modelstub.v1.CallStatus", code: s.code, message: s.message, trailers: s.trailers.map(([key, value]) => ({ $typeName: "modelstub.v1.MetadataEntry", key, value })) } : undefined,
     response: ending.response,
     usage: ending.response?.usage,
-    chunksSent,
+    chunksSent: x.chunksSent,
     streamBreak: ending.streamBreak ?? StreamBreak.UNSPECIFIED,
-    startMs: BigInt(startMs),
+    startMs: BigInt(c.startMs),
     endMs: BigInt(endMs),
     fault: fault && { $typeName: "modelstub.v1.AppliedFault", rule: fault.rule, kind: fault.fault.kind, roll: fault.roll },
-    sentTextChunks: sentTextChunksOf(streamed, chunksSent, ending),
+    sentTextChunks: sentTextChunksOf(x.streamed, x.chunksSent, ending),
   };
   return call;
 }

@@ -1,13 +1,10 @@
 import { Outcome } from "../../gen/modelstub/v1/episode_pb.js";
-import type { CallInput } from "./call-input.js";
 import type { ChosenFault } from "./choose-fault.js";
-import type { CompiledEntry } from "../script/compiled-script.js";
+import type { CompiledEntry, RequestView } from "../script/compiled-script.js";
+import type { CallContext } from "./call-context.js";
 import { statusEnding, type Ending } from "./ending.js";
 import { executeEntry } from "./execute-entry.js";
-import type { Execution } from "./execution.js";
-import type { RenderedReply } from "./render-reply.js";
 import { breakEnding, runReply } from "./run-reply.js";
-import type { Selection } from "./select-entry.js";
 import { Code } from "../shared/status-code.js";
 
 /**
@@ -16,17 +13,10 @@ import { Code } from "../shared/status-code.js";
  * the answer the failed call would have had. A break streams the reply the script would give
  * (looked at, not used up, for the same reason) and breaks; a latency or "answer" fault lets the
  * script answer as usual, its entry used, with the fault's waits in place of the entry's.
- * `select(consume)` selects as the call would; `render` renders an entry's reply; `onEntry`
- * learns which entry answered (before any wait, so a call cut off still records it).
+ * The call's context selects and renders as the call would, and learns which entry answered.
  */
-export async function runFault(
-  chosen: ChosenFault,
-  select: (consume: boolean) => Selection,
-  render: (entry: CompiledEntry, captures: RegExpExecArray | null) => RenderedReply | undefined,
-  onEntry: (entry: CompiledEntry) => void,
-  input: CallInput,
-  x: Execution,
-): Promise<Ending> {
+export async function runFault(c: CallContext, view: RequestView, chosen: ChosenFault): Promise<Ending> {
+  const { input, x } = c;
   const { fault, rule } = chosen;
   const action = fault.action;
   const firstByteMs = fault.latency?.firstByteMs;
@@ -43,23 +33,24 @@ export async function runFault(
       await x.wait(firstByteMs ?? 0);
       return x.hang();
   }
-  const selection = select(action.kind === "answer");
+  const selection = c.select(view, action.kind === "answer");
   if ("status" in selection) {
     if (action.kind === "answer") return statusEnding(selection.status);
     await x.wait(firstByteMs ?? 0);
     return breakEnding(action.brk, x, undefined);
   }
   const entry = selection.entry;
-  onEntry(entry);
+  c.answeredBy(entry);
   const timed: CompiledEntry = {
     ...entry,
     firstByteMs: firstByteMs ?? entry.firstByteMs,
     perChunkMs: fault.latency?.perChunkMs ?? entry.perChunkMs,
   };
-  if (action.kind === "answer") return executeEntry(timed, render(entry, selection.captures), input, x);
-  if (entry.action.kind !== "reply") {
+  const rendered = c.render(view, entry, selection.captures);
+  if (action.kind === "answer") return executeEntry(timed, rendered, input, x);
+  if (entry.action.kind !== "reply" || !rendered) {
     await x.wait(timed.firstByteMs);
     return breakEnding(action.brk, x, undefined);
   }
-  return runReply({ ...timed, action: { kind: "reply", reply: entry.action.reply, brk: action.brk } }, render(entry, selection.captures)!, input, x);
+  return runReply({ ...timed, action: { kind: "reply", reply: entry.action.reply, brk: action.brk } }, rendered, input, x);
 }

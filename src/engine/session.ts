@@ -17,6 +17,14 @@ export interface RunningCall {
   close(status: CallStatus): void;
 }
 
+/** A call's occurrences in its step, as a fault plan counts them (Episode.countStep). */
+export interface StepCounts {
+  /** The K-th call of the step, every call counted (`count: all`); 0 for a call refused before the plan saw it. */
+  occurrence: number;
+  /** The K-th call of the clean run it stands for (`count: clean`); 0 likewise. */
+  cleanOccurrence: number;
+}
+
 /**
  * One episode of a session: its recorded calls, sequence numbers and declared timeline. A call
  * captures the journal it started in and records into that one, so a reset that swaps in a new
@@ -45,6 +53,22 @@ export class EpisodeJournal {
     plan?: CompiledFaultPlan,
   ) {
     this.faults = plan ? new FaultState(plan) : undefined;
+  }
+
+  /** Calls per step id so far, as the fault plan counts them: the occurrences WatchSession events give. */
+  private readonly stepCounts = new Map<string, { all: number; clean: number }>();
+
+  /**
+   * Counts one more call of `step` (whose fault is known: `keepsEntry` from choose-fault.ts) and
+   * answers its occurrences, from 1, as a fault plan's `at: {step, occurrence}` counts them:
+   * `occurrence` counts every call (`count: all`), `cleanOccurrence` the clean run's calls
+   * (`count: clean`): a call whose fault took the entry's place is not counted, so it and its
+   * retry share the clean occurrence K of the clean run's call they stand for.
+   */
+  countStep(step: string, keepsEntry: boolean): StepCounts {
+    const n = this.stepCounts.get(step) ?? { all: 0, clean: 0 };
+    this.stepCounts.set(step, { all: n.all + 1, clean: n.clean + (keepsEntry ? 1 : 0) });
+    return { occurrence: n.all + 1, cleanOccurrence: n.clean + 1 };
   }
 
   /** Records call `sequence` (1-based) as its encoded bytes, and counts them. */

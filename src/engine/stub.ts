@@ -1,12 +1,13 @@
 import type { Episode } from "../../gen/modelstub/v1/episode_pb.js";
 import type { Clock } from "./clock.js";
-import type { CallStatus, CompiledFaultPlan, CompiledScript } from "../script/compiled-script.js";
+import type { CallStatus, CompiledFaultPlan, CompiledScript, ReplayMode } from "../script/compiled-script.js";
 import type { CallInput } from "./call-input.js";
 import type { CallLog } from "./call-log.js";
 import type { CallResult } from "./call-result.js";
 import type { EpisodeCloseReason } from "./episode-close-reason.js";
 import type { Verification } from "./verify-session.js";
 import type { EpisodePieces } from "./episode-pieces.js";
+import type { CallEventListener } from "./call-event.js";
 
 /*
  * What a stub is, as types: createStub (create-stub.ts) builds one. Apart, so the transports and
@@ -34,6 +35,11 @@ export interface StubOptions {
    * id, instance-id.ts); also the first part of every episode id. Never in an episode's bytes.
    */
   instance?: string;
+  /**
+   * How requests are held to the entries' recorded `request:` in every script this stub serves,
+   * over each script's own `replay.mode` (serve --replay-mode); default: the script's.
+   */
+  replayMode?: ReplayMode;
   /** Told about every finished call (logs). */
   onCall?: (log: CallLog) => void;
   /**
@@ -107,6 +113,11 @@ export interface Stub {
   /** The same bytes as their pieces, uncopied (episode-pieces.ts): for long work on a large episode. */
   episodePieces(session: string): EpisodePieces;
   verify(session: string): Verification;
+  /**
+   * Tells `listener` of every call of `session` that starts or ends from now on (WatchSession),
+   * across its episodes, until the returned function is called. The session need not exist yet.
+   */
+  watch(session: string, listener: CallEventListener): () => void;
   /** Every session: its recorded calls, the calls running in its open episode, its script. */
   sessions(): { name: string; calls: number; running: number; scriptName: string }[];
   /** Every session's episode, for recording at shutdown. */

@@ -2,6 +2,7 @@ import type { Episode } from "../../gen/modelstub/v1/episode_pb.js";
 import type { EpisodeCloseReason } from "../engine/episode-close-reason.js";
 import { Code } from "../shared/status-code.js";
 import { createEpisodeWriter } from "./create-episode-writer.js";
+import { StatusError } from "../shared/status-error.js";
 
 /** Where the recorder reports: the server's logger fits. */
 export interface RecordLog {
@@ -55,7 +56,7 @@ export function createRecorder(dir: string | undefined, log: RecordLog): Recorde
         const error = (err as Error).message;
         log.error("cannot record episode", { session: episode.session, calls: episode.calls.length, error, failed_writes: failures });
         const message = `the closed episode of session ${JSON.stringify(episode.session)} could not be written to --record-dir: ${error} (${afterwards[why]})`;
-        throw Object.assign(new Error(message), { status: { code: Code.INTERNAL, message } });
+        throw new StatusError({ code: Code.INTERNAL, message, trailers: [] });
       }
     },
     prepare(sessions) {

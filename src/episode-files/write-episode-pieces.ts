@@ -2,10 +2,7 @@ import { toJson } from "@bufbuild/protobuf";
 import type { FileHandle } from "node:fs/promises";
 import { EpisodeCallSchema, EpisodeSchema, type Episode } from "../../gen/modelstub/v1/episode_pb.js";
 import { encodeEpisodeCall } from "../engine/encode-episode.js";
-import { episodePieces, fieldHead } from "../engine/episode-pieces.js";
-
-/** Field 2 of Episode, a call: (2 << 3) | 2. */
-const callTag = 0x12;
+import { callTag, episodePieces, fieldHead } from "../engine/episode-pieces.js";
 
 /**
  * How much of an episode one turn of the event loop encodes before its piece is written: the

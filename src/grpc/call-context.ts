@@ -2,6 +2,7 @@ import { Metadata, type ServerUnaryCall, type ServerWritableStream } from "@grpc
 import type { CallStatus } from "../script/compiled-script.js";
 import { fitStatusDetails } from "./fit-status-details.js";
 import { loopStallMs } from "./loop-watch.js";
+import { LazyAbort } from "../shared/lazy-abort.js";
 
 type AnyCall = ServerUnaryCall<unknown, unknown> | ServerWritableStream<unknown, unknown>;
 
@@ -56,24 +57,23 @@ export interface CallSignal {
 export function callSignal(call: AnyCall): CallSignal {
   const deadline = deadlineMs(call);
   const slack = deadlineToleranceMs + loopStallMs();
-  // The controller, and the listener on grpc-js's 'cancelled', are made on first use: most calls
-  // of a script never wait, so they never look at the signal, and an AbortController or a
-  // listener added and removed per call showed up in profiles of the unary hot path. A call
-  // cut off before anyone looked is still seen: call.cancelled says so when the signal is made.
-  let controller: AbortController | undefined;
-  const onCancel = () => controller!.abort(Date.now() >= deadline - slack ? "deadline" : "cancelled");
+  // The signal, and the listener on grpc-js's 'cancelled', are made on first use (LazyAbort): most
+  // calls of a script never wait. A call cut off before anyone looked is still seen:
+  // call.cancelled says so when the signal is made.
+  let onCancel: (() => void) | undefined;
+  const lazy = new LazyAbort((abort) => {
+    const cancel = () => abort(Date.now() >= deadline - slack ? "deadline" : "cancelled");
+    if (call.cancelled) return cancel();
+    onCancel = cancel;
+    call.on("cancelled", onCancel);
+  });
   return {
     get signal() {
-      if (!controller) {
-        controller = new AbortController();
-        if (call.cancelled) onCancel();
-        else call.on("cancelled", onCancel);
-      }
-      return controller.signal;
+      return lazy.signal;
     },
     budgetMs: Number.isFinite(deadline) ? deadline - Date.now() : Infinity,
     release: () => {
-      if (controller) call.removeListener("cancelled", onCancel);
+      if (onCancel) call.removeListener("cancelled", onCancel);
     },
   };
 }

@@ -10,33 +10,46 @@ import {
   ResetSessionResponseSchema,
   SessionInfoSchema,
   SetFaultPlanResponseSchema,
+  UnstruckRuleSchema,
   UnusedEntrySchema,
   VerifySessionResponseSchema,
 } from "../../gen/modelstub/v1/control_pb.js";
 import { checkSessionName } from "../engine/check-session-name.js";
 import type { Stub } from "../engine/create-stub.js";
+import { missingSession } from "../engine/missing-session.js";
 import { compilerPerCall, type ScriptCompiler } from "../script/script-compiler.js";
 import { FaultPlanInfoSchema } from "../../gen/modelstub/v1/episode_pb.js";
 import { ScriptError } from "../script/script-error.js";
 import { Code } from "../shared/status-code.js";
+import { StatusError } from "../shared/status-error.js";
 import { sameToken } from "../engine/same-token.js";
 import { metadataText, statusError } from "./call-context.js";
 import { createFrameWriter } from "./create-frame-writer.js";
 import { episodeHeaderOf } from "./answer-headers.js";
 import { fitStatusDetails } from "./fit-status-details.js";
 import { encodedAs } from "./service-definition.js";
-import { fieldHead, joinPieces, sliceChunks, type EpisodePieces } from "../engine/episode-pieces.js";
+import { sliceChunks } from "../engine/episode-pieces.js";
+import { getEpisodeResponseBytes, getEpisodeTooLarge } from "./get-episode-answer.js";
 import { setImmediate } from "node:timers/promises";
+import { streamWatch } from "./watch-session.js";
 
-type Handler = (request: { session?: string } & Record<string, unknown>) => unknown;
+/** A control handler: the request, and its session (admitted: checked, `default` for none). */
+type Handler = (request: Record<string, unknown>, session: string) => unknown;
 
-/** The status a failed control call answers with. */
+/** The status a failed control call answers with (statusError caps its details). */
 function statusOfError(err: unknown): { code: number; details: string } {
   // Capped: a script's problems can run long, and C-core clients refuse trailers past 8 KiB.
   if (err instanceof ScriptError) return { code: err.exhausted ? Code.RESOURCE_EXHAUSTED : Code.INVALID_ARGUMENT, details: fitStatusDetails(err.message) };
-  const status = (err as { status?: { code: number; message: string } }).status;
-  if (status) return { code: status.code, details: fitStatusDetails(status.message) };
-  return { code: Code.INTERNAL, details: fitStatusDetails(`modelstub internal error: ${err instanceof Error ? err.message : String(err)}`) };
+  return statusError(StatusError.from(err));
+}
+
+/** How a gRPC caller asks for a missing session's empty episode (missingSession's message says it). */
+const optOut = "allow_missing set in the request (the CLI's --allow-missing)";
+
+/** NOT_FOUND, as the engine's refusals are thrown, for a session the server does not keep. */
+function throwIfMissing(stub: Stub, session: string): void {
+  const missing = missingSession(stub, session, optOut);
+  if (missing) throw new StatusError(missing);
 }
 
 type ControlCall = ServerUnaryCall<Record<string, unknown>, unknown> | ServerWritableStream<Record<string, unknown>, unknown>;
@@ -51,7 +64,8 @@ function admit(call: ControlCall, token: string | undefined): { session: string 
     if (!auth) return { refused: { code: Code.UNAUTHENTICATED, details: "ControlService needs metadata `authorization: Bearer <token>` (the server's --control-token)" } };
     if (!sameToken(auth.replace(/^Bearer\s+/i, ""), token)) return { refused: { code: Code.UNAUTHENTICATED, details: "wrong control token" } };
   }
-  const session = (call.request["session"] as string | undefined) || "default";
+  const named = call.request["session"];
+  const session = (typeof named === "string" && named) || "default";
   const bad = checkSessionName(session);
   return bad ? { refused: statusError(bad) } : { session };
 }
@@ -75,7 +89,7 @@ function unary(stub: Stub, run: Handler, token: string | undefined) {
       const admitted = admit(call, token);
       if ("refused" in admitted) return callback(admitted.refused);
       session = admitted.session;
-      const result = run({ ...call.request, session });
+      const result = run(call.request, session);
       if (result instanceof Promise) result.then((r) => callback(null, r), (err: unknown) => callback(statusOfError(err)));
       else callback(null, result);
     } catch (err) {
@@ -137,6 +151,8 @@ function exportEpisode(stub: Stub, token: string | undefined) {
     try {
       const admitted = admit(call, token);
       if ("refused" in admitted) return fail(admitted.refused);
+      const missing = call.request["allowMissing"] ? undefined : missingSession(stub, admitted.session, optOut);
+      if (missing) return fail(statusError(missing));
       // One snapshot: calls recorded while the chunks go out cannot tear it.
       const e = stub.episodePieces(admitted.session);
       episodeHeaderOf(call, stub.episodeIdOf(admitted.session)).beforeMessage();
@@ -148,41 +164,21 @@ function exportEpisode(stub: Stub, token: string | undefined) {
 }
 
 /**
- * A GetEpisodeResponse's bytes from the episode's pieces: field 1, the Episode message, is exactly
- * the episode's deterministic bytes (what toBinary of the decoded episode writes), and field 2 is
- * the same bytes again. Decoding a 64 MiB episode to have toBinary encode it back held the loop
- * about a second; this copies the pieces, a slice per turn of the loop (joinPieces). Byte for
- * byte what toBinary(GetEpisodeResponseSchema, {episode, episodeBinpb}) writes
- * (test/grpc/get-episode-bytes.test.ts). grpc-js still copies the answer into its frame at once:
- * about 1 ms per MB on a busy 2-core machine, which ExportEpisode does not cost.
- */
-export async function getEpisodeResponseBytes(e: EpisodePieces, withEpisode: boolean): Promise<Uint8Array> {
-  const pieces: Uint8Array[] = [];
-  // A set message field is written even when empty; empty bytes (proto3's zero value) are not.
-  if (withEpisode) pieces.push(fieldHead(0x0a, e.size), ...e.pieces);
-  if (e.size > 0) pieces.push(fieldHead(0x12, e.size), ...e.pieces);
-  let size = 0;
-  for (const p of pieces) size += p.length;
-  return joinPieces(pieces, size);
-}
-
-/**
  * ControlService handlers over a stub. An empty session field means `default`. With a `token`,
  * every call must carry `authorization: Bearer <token>`, else UNAUTHENTICATED. Scripts and fault
  * plans are checked by `compiler`, off the serving loop: one too costly is RESOURCE_EXHAUSTED.
+ * `watches` holds a function per open WatchSession stream that ends it (for shutdown).
  */
-export function controlServiceHandlers(stub: Stub, token?: string, compiler: ScriptCompiler = compilerPerCall): UntypedServiceImplementation {
+export function controlServiceHandlers(stub: Stub, token?: string, compiler: ScriptCompiler = compilerPerCall, watches: Set<() => void> = new Set()): UntypedServiceImplementation {
   return {
-    LoadScript: unary(stub, async (r) => {
-      const session = r.session!;
+    LoadScript: unary(stub, async (r, session) => {
       // Compile first: an invalid script rejects here and the session keeps its script.
       const script = await compiler.script(String(r["script"] ?? ""), String(r["sourceName"] || `<script for session ${session}>`));
       // Answers once the closed episode is recorded (written to --record-dir, when set).
       await stub.loadScript(session, script);
       return create(LoadScriptResponseSchema, { entries: script.entryCount });
     }, token),
-    SetFaultPlan: unary(stub, async (r) => {
-      const session = r.session!;
+    SetFaultPlan: unary(stub, async (r, session) => {
       // Checked against the session's script first: an invalid plan rejects here and changes nothing.
       const plan = await compiler.faultPlan(String(r["plan"] ?? ""), String(r["sourceName"] || `<fault plan for session ${session}>`), () => stub.scriptOf(session));
       const closedCalls = await stub.setFaultPlan(session, plan);
@@ -192,23 +188,33 @@ export function controlServiceHandlers(stub: Stub, token?: string, compiler: Scr
         rules: plan.rules.length,
       });
     }, token),
-    GetEpisode: unary(stub, async (r) => {
-      const e = stub.episodePieces(r.session!);
+    GetEpisode: unary(stub, async (r, session) => {
+      if (!r["allowMissing"]) throwIfMissing(stub, session);
+      const e = stub.episodePieces(session);
       // bytes_only leaves the decoded copy out: half the size, under default client limits longer.
+      const tooLarge = getEpisodeTooLarge(session, e, !r["bytesOnly"]);
+      if (tooLarge) throw tooLarge;
       const bytes = await getEpisodeResponseBytes(e, !r["bytesOnly"]);
       // Never decoded here: the answer is sent as these bytes, whose end is the episode's.
       return encodedAs(create(GetEpisodeResponseSchema, { episodeBinpb: bytes.subarray(bytes.length - e.size) }), () => bytes);
     }, token),
     ExportEpisode: exportEpisode(stub, token),
-    ResetSession: unary(stub, async (r) => create(ResetSessionResponseSchema, { calls: await stub.reset(r.session!) }), token),
+    WatchSession: (call: ServerWritableStream<Record<string, unknown>, unknown>) => {
+      const admitted = admit(call, token);
+      if ("refused" in admitted) return void call.emit("error", admitted.refused);
+      streamWatch(stub, admitted.session, call, watches);
+    },
+    ResetSession: unary(stub, async (_, session) => create(ResetSessionResponseSchema, { calls: await stub.reset(session) }), token),
     // Answers once the closed episode is recorded, like ResetSession; the slot is free at once.
-    DeleteSession: unary(stub, async (r) => create(DeleteSessionResponseSchema, { calls: await stub.deleteSession(r.session!) }), token),
-    VerifySession: unary(stub, (r) => {
-      const v = stub.verify(r.session!);
+    DeleteSession: unary(stub, async (_, session) => create(DeleteSessionResponseSchema, { calls: await stub.deleteSession(session) }), token),
+    VerifySession: unary(stub, (r, session) => {
+      if (!r["allowMissing"]) throwIfMissing(stub, session);
+      const v = stub.verify(session);
       return create(VerifySessionResponseSchema, {
         satisfied: v.satisfied,
         message: v.message,
         unused: v.unused.map((u) => create(UnusedEntrySchema, { entry: u.entry, remaining: Number.isFinite(u.remaining) ? u.remaining : 0, summary: u.summary })),
+        unstruck: v.unstruck.map((u) => create(UnstruckRuleSchema, u)),
       });
     }, token),
     ListSessions: unary(stub, () =>

@@ -1,4 +1,5 @@
 import { createPacedWriter, type PaceSink } from "../engine/paced-writer.js";
+import { inWriteTurns } from "../shared/heavy-turns.js";
 
 /** The part of a grpc-js writable call a FrameWriter uses. */
 export interface FrameSink<T> {
@@ -68,7 +69,8 @@ export function createFrameWriter<T>(call: FrameSink<T>, size: (message: T) => n
     },
     gone: () => call.cancelled === true,
   };
-  const paced = createPacedWriter(sink);
+  // A large stream writes a slice per turn of the loop (inWriteTurns).
+  const paced = createPacedWriter(inWriteTurns(sink));
   return {
     write: (message) => paced.write([message]),
     written() {

@@ -22,8 +22,8 @@ export function modelRequestChecks(limits: Readonly<RequestLimits> = requestLimi
 
 /**
  * The status that refuses a request past a limit: the call is in no episode (model-service.ts
- * refuses it with the bad session names and step ids, logging it the same way).
+ * refuses it before the engine sees it, logging it as the engine's refusals are).
  */
-export function overLimitStatus(request: unknown): CallStatus | undefined {
-  return request instanceof RequestOverLimit ? { code: Code.RESOURCE_EXHAUSTED, message: request.message, trailers: [] } : undefined;
+export function overLimitStatus(over: RequestOverLimit): CallStatus {
+  return { code: Code.RESOURCE_EXHAUSTED, message: over.message, trailers: [] };
 }

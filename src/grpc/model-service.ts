@@ -1,4 +1,5 @@
 import { create } from "@bufbuild/protobuf";
+import { modelsOf } from "../engine/models-of.js";
 import type { sendUnaryData, ServerUnaryCall, ServerWritableStream, UntypedServiceImplementation } from "@grpc/grpc-js";
 import {
   GenerateRequestSchema,
@@ -11,22 +12,22 @@ import {
   type ListModelsRequest,
   type ListModelsResponse,
 } from "../../gen/modelstub/v1/model_pb.js";
-import { checkSessionName } from "../engine/check-session-name.js";
 import type { Stub } from "../engine/create-stub.js";
-import type { CallStatus } from "../script/compiled-script.js";
-import type { CallLog } from "../engine/call-log.js";
 import type { CallResult } from "../engine/call-result.js";
-import { ranCallFields, refusedOutcome } from "../log/call-record.js";
 import type { Logger } from "../log/create-logger.js";
-import { Code, codeName } from "../shared/status-code.js";
-import { callSignal, dropCall, metadataText, sessionOf, statusError, stepHeader } from "./call-context.js";
+import { Code } from "../shared/status-code.js";
+import { StatusError } from "../shared/status-error.js";
+import type { CallInput } from "../engine/call-input.js";
+import { callSignal, dropCall, sessionOf, statusError } from "./call-context.js";
 import { createFrameWriter } from "./create-frame-writer.js";
-import { episodeHeaderOf } from "./answer-headers.js";
-import { overLimitStatus } from "./limit-request.js";
+import { episodeHeaderOf, type EpisodeHeader } from "./answer-headers.js";
+import type { RequestOverLimit } from "./limit-request.js";
+import { admit, type Admitted, type ModelCall } from "./admit-model-call.js";
 import { inTurn } from "./in-turn.js";
 
+/** What a throw or a rejection in a handler answers: INTERNAL, or the status thrown (StatusError.from). */
 function internal(err: unknown) {
-  return { code: Code.INTERNAL, details: `modelstub internal error: ${err instanceof Error ? err.message : String(err)}` };
+  return statusError(StatusError.from(err));
 }
 
 /**
@@ -47,6 +48,9 @@ function asGenerateRequest(r: GenerateStreamRequest): GenerateRequest {
  */
 export const maxUnwrittenBytes = 64 * 1024;
 
+/** The status of a call whose drop could not reset its HTTP/2 stream (see dropCall). */
+const droppedStatus = { code: Code.UNAVAILABLE, details: "the script dropped the connection" };
+
 /** A frame's size on the wire, give or take a few bytes of tags and lengths. */
 function frameBytes(f: GenerateStreamResponse): number {
   const v = f.frame;
@@ -56,171 +60,142 @@ function frameBytes(f: GenerateStreamResponse): number {
   return n;
 }
 
+/** How a method answers one call: made on the call's turn, with the call's episode header. */
+interface Answer {
+  /** Stream calls: takes each frame (CallInput.onFrame). */
+  onFrame?: CallInput["onFrame"];
+  /** Answers the call's result; the call's signal is released by then. A rejection fails the call INTERNAL. */
+  end(result: CallResult): void | Promise<void>;
+}
+
+/**
+ * Runs an admitted call on the stub, on its turn (inTurn): the call's signal and budget from
+ * grpc-js, its episode header, its log; `answerOf` makes the method's answer when the turn comes
+ * (a call cancelled while it waited for its turn makes none). A throw or a rejection fails the call INTERNAL.
+ */
+function runAdmitted<R>(
+  stub: Stub,
+  call: ModelCall<R>,
+  a: Admitted<GenerateRequest>,
+  method: CallInput["method"],
+  fail: (e: ReturnType<typeof statusError>) => void,
+  answerOf: (header: EpisodeHeader) => Answer,
+): void {
+  const turn = {
+    request: a.request,
+    get cancelled() {
+      return call.cancelled;
+    },
+  };
+  inTurn(
+    turn,
+    () => {
+      const wiring = callSignal(call);
+      const header = episodeHeaderOf(call);
+      const answer = answerOf(header);
+      const running = stub.call({
+        session: a.session,
+        method,
+        request: a.request,
+        stepFromMetadata: a.stepFromMetadata,
+        get signal() {
+          return wiring.signal;
+        },
+        budgetMs: wiring.budgetMs,
+        onLog: a.log.onLog,
+        onFrame: answer.onFrame,
+        onStart: (s) => void (header.episode = s.episode),
+      });
+      // A call the engine refused (draining, a cap, a bad name) never joined one: the session's, if any.
+      header.episode ??= stub.episodeIdOf(a.session);
+      running
+        .then((result) => {
+          wiring.release();
+          if (result.kind === "status") a.log.ifRefused(result.status);
+          return answer.end(result);
+        })
+        .catch((err: unknown) => fail(internal(err)));
+    },
+    (err) => fail(internal(err)),
+  );
+}
+
+/**
+ * GenerateStream's answer: frames through a frame writer (back-pressure: maxUnwrittenBytes),
+ * then the end, the status, or the drop once the frames before it are written.
+ */
+function streamAnswer(call: ServerWritableStream<unknown, GenerateStreamResponse>, header: EpisodeHeader, fail: (e: { code: number; details: string }) => void): Answer {
+  const writer = createFrameWriter<GenerateStreamResponse>(call, frameBytes, maxUnwrittenBytes);
+  const drop = async () => {
+    // Frames handed to grpc-js but not yet to HTTP/2: the drop waits for them, so the
+    // client gets exactly the chunks the script says before the reset.
+    await writer.written();
+    // One more turn of the event loop lets HTTP/2 put the DATA frames on the wire first.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    if (!dropCall(call)) fail(header.onError(droppedStatus));
+  };
+  return {
+    onFrame(frame) {
+      header.beforeMessage();
+      return writer.write(frame);
+    },
+    end(result) {
+      // A drop still waits for the frames to be written; anything else waits for nothing.
+      if (result.kind !== "drop") writer.release();
+      switch (result.kind) {
+        case "ok":
+          header.beforeMessage();
+          call.end();
+          return;
+        case "status":
+          return fail(header.onError(statusError(result.status)));
+        case "drop":
+          return drop();
+        case "aborted":
+          return;
+      }
+    },
+  };
+}
+
 /**
  * ModelService handlers over a stub. Every handler catches everything: grpc-js only catches
  * synchronous throws, so a rejected promise would otherwise never reach the client.
  */
-
 export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServiceImplementation {
-  /**
-   * One log line per call, refused calls included. The engine reports every call it runs
-   * (onLog); a call it refused before running (draining, a cap) ends with a status and no
-   * report, and a request past the limits, a bad session name or a bad step id never reaches
-   * it: those are logged here.
-   */
-  const callLog = (method: "Generate" | "GenerateStream", session: string, step: string) => {
-    let reported = false;
-    return {
-      onLog: logger
-        ? (l: CallLog) => {
-            reported = true;
-            logger.call({ transport: "grpc", method, session: l.session, step: l.step, ...ranCallFields(l) });
-          }
-        : undefined,
-      /** Logs `status` as a refusal when the engine did not run the call (it reported nothing). */
-      ifRefused(status: CallStatus) {
-        // A refused name or step can be any length: the line keeps as much of it as the status message does.
-        if (reported || !logger) return;
-        logger.call({
-          transport: "grpc",
-          method,
-          session: session.slice(0, 140),
-          step: step.slice(0, 140),
-          entry: "",
-          outcome: refusedOutcome,
-          code: codeName(status.code),
-          declaredMs: 0,
-          message: status.message,
-        });
-      },
-    };
-  };
   return {
-    Generate(call: ServerUnaryCall<GenerateRequest, GenerateResponse>, callback: sendUnaryData<GenerateResponse>) {
+    Generate(call: ServerUnaryCall<GenerateRequest | RequestOverLimit, GenerateResponse>, callback: sendUnaryData<GenerateResponse>) {
       try {
-        const session = sessionOf(call.metadata);
-        const stepFromMetadata = metadataText(call.metadata, stepHeader);
-        const log = callLog("Generate", session, call.request.stepId || stepFromMetadata);
-        // Refused before the engine sees the call, so it is in no episode (the log still says why);
-        // the engine refuses a malformed step id the same way.
-        const bad = overLimitStatus(call.request) ?? checkSessionName(session);
-        if (bad) {
-          log.ifRefused(bad);
-          return callback(statusError(bad));
-        }
-        inTurn(
-          call,
-          () => {
-            const wiring = callSignal(call);
-            const header = episodeHeaderOf(call);
-            const running = stub.call({
-              session,
-              method: "generate",
-              request: call.request,
-              stepFromMetadata,
-              get signal() {
-                return wiring.signal;
-              },
-              budgetMs: wiring.budgetMs,
-              onLog: log.onLog,
-              onStart: (s) => void (header.episode = s.episode),
-            });
-            // A call the engine refused (draining, a cap) never joined one: the session's, if any.
-            header.episode ??= stub.episodeIdOf(session);
-            running
-              .then((result: CallResult) => {
-                wiring.release();
-                switch (result.kind) {
-                  case "ok":
-                    header.beforeMessage();
-                    return callback(null, result.response);
-                  case "status":
-                    log.ifRefused(result.status);
-                    return callback(header.onError(statusError(result.status)));
-                  case "drop":
-                    if (!dropCall(call)) callback(header.onError({ code: Code.UNAVAILABLE, details: "the script dropped the connection" }));
-                    return;
-                  case "aborted":
-                    return; // grpc-js has ended the call already.
-                }
-              })
-              .catch((err: unknown) => callback(internal(err)));
+        const admitted = admit(call, "Generate", logger, callback);
+        if (!admitted) return;
+        runAdmitted(stub, call, admitted, "generate", callback, (header) => ({
+          end(result) {
+            switch (result.kind) {
+              case "ok":
+                header.beforeMessage();
+                return callback(null, result.response);
+              case "status":
+                return callback(header.onError(statusError(result.status)));
+              case "drop":
+                if (!dropCall(call)) callback(header.onError(droppedStatus));
+                return;
+              case "aborted":
+                return; // grpc-js has ended the call already.
+            }
           },
-          (err) => callback(internal(err)),
-        );
+        }));
       } catch (err) {
         callback(internal(err));
       }
     },
 
-    GenerateStream(call: ServerWritableStream<GenerateStreamRequest, GenerateStreamResponse>) {
-      const fail = (e: { code: number; details: string }) => {
-        call.emit("error", e);
-      };
+    GenerateStream(call: ServerWritableStream<GenerateStreamRequest | RequestOverLimit, GenerateStreamResponse>) {
+      // grpc-js turns an 'error' event into the call's status and ends it.
+      const fail = (e: { code: number; details: string }) => void call.emit("error", e);
       try {
-        const session = sessionOf(call.metadata);
-        const stepFromMetadata = metadataText(call.metadata, stepHeader);
-        const log = callLog("GenerateStream", session, call.request.stepId || stepFromMetadata);
-        // Refused before the engine sees the call, so it is in no episode (the log still says why);
-        // the engine refuses a malformed step id the same way.
-        const bad = overLimitStatus(call.request) ?? checkSessionName(session);
-        if (bad) {
-          log.ifRefused(bad);
-          return fail(statusError(bad));
-        }
-        inTurn(
-          call,
-          () => {
-            const wiring = callSignal(call);
-            const header = episodeHeaderOf(call);
-            const writer = createFrameWriter<GenerateStreamResponse>(call, frameBytes, maxUnwrittenBytes);
-            const drop = async () => {
-              // Frames handed to grpc-js but not yet to HTTP/2: the drop waits for them, so the
-              // client gets exactly the chunks the script says before the reset.
-              await writer.written();
-              // One more turn of the event loop lets HTTP/2 put the DATA frames on the wire first.
-              await new Promise((resolve) => setTimeout(resolve, 5));
-              if (!dropCall(call)) fail(header.onError({ code: Code.UNAVAILABLE, details: "the script dropped the connection" }));
-            };
-            const running = stub.call({
-              session,
-              method: "stream",
-              request: asGenerateRequest(call.request),
-              stepFromMetadata,
-              get signal() {
-                return wiring.signal;
-              },
-              budgetMs: wiring.budgetMs,
-              onLog: log.onLog,
-              onFrame: (frame) => {
-                header.beforeMessage();
-                return writer.write(frame);
-              },
-              onStart: (s) => void (header.episode = s.episode),
-            });
-            header.episode ??= stub.episodeIdOf(session);
-            running
-              .then((result: CallResult) => {
-                wiring.release();
-                // A drop still waits for the frames to be written; anything else waits for nothing.
-                if (result.kind !== "drop") writer.release();
-                switch (result.kind) {
-                  case "ok":
-                    header.beforeMessage();
-                    return call.end();
-                  case "status":
-                    log.ifRefused(result.status);
-                    return fail(header.onError(statusError(result.status)));
-                  case "drop":
-                    return drop();
-                  case "aborted":
-                    return;
-                }
-              })
-              .catch((err: unknown) => fail(internal(err)));
-          },
-          (err) => fail(internal(err)),
-        );
+        const admitted = admit(call, "GenerateStream", logger, fail);
+        if (!admitted) return;
+        runAdmitted(stub, call, { ...admitted, request: asGenerateRequest(admitted.request) }, "stream", fail, (header) => streamAnswer(call, header, fail));
       } catch (err) {
         fail(internal(err));
       }
@@ -229,8 +204,7 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
     ListModels(call: ServerUnaryCall<ListModelsRequest, ListModelsResponse>, callback: sendUnaryData<ListModelsResponse>) {
       try {
         const script = stub.scriptOf(sessionOf(call.metadata));
-        const declared = script.models.length > 0 ? script.models : [{ id: script.defaultModel, name: script.defaultModel, ownedBy: "modelstub", contextLength: 0, inputModalities: ["text"], outputModalities: ["text"], promptPrice: "0", completionPrice: "0" }];
-        callback(null, create(ListModelsResponseSchema, { models: declared.map((m) => create(ModelSchema, m)) }));
+        callback(null, create(ListModelsResponseSchema, { models: modelsOf(script).map((m) => create(ModelSchema, m)) }));
       } catch (err) {
         callback(internal(err));
       }

@@ -30,7 +30,7 @@ function serializer(schema: DescMessage) {
  */
 export type RequestCheck = (bytes: Buffer) => unknown;
 
-/** Decodes a request's bytes exactly as fromBinary would (decode-generate-request.ts). */
+/** Decodes a request's bytes exactly as fromBinary would (wire/decode-generate-request.ts). */
 export type RequestDecoder = (bytes: Buffer) => unknown;
 
 function deserializer(schema: DescMessage, check?: RequestCheck, decode: RequestDecoder = (bytes) => fromBinary(schema, bytes)) {
@@ -46,7 +46,7 @@ function deserializer(schema: DescMessage, check?: RequestCheck, decode: Request
  */
 export function serviceDefinition(
   service: DescService,
-  /** Hand-written response serializers by method name, for hot paths (encode-stream-frame.ts). */
+  /** Hand-written response serializers by method name, for hot paths (wire/encode-stream-frame.ts). */
   responseSerializers: Record<string, (message: never) => Buffer> = {},
   /** Checks of request bytes before decoding, by method name (limit-request.ts). */
   requestChecks: Record<string, RequestCheck> = {},

@@ -1,4 +1,5 @@
 import { Server, ServerCredentials, type ChannelOptions } from "@grpc/grpc-js";
+import { refuseBusyPort } from "./refuse-busy-port.js";
 import { ControlService } from "../../gen/modelstub/v1/control_pb.js";
 import { ModelService, type GenerateResponse } from "../../gen/modelstub/v1/model_pb.js";
 import type { Stub } from "../engine/create-stub.js";
@@ -8,10 +9,10 @@ import { createHealthState, type HealthState } from "./health-service.js";
 import { addReflection } from "./reflection-service.js";
 import { modelServiceHandlers } from "./model-service.js";
 import { encodeResponse } from "../engine/encode-episode.js";
-import { encodeStreamFrame } from "./encode-stream-frame.js";
+import { encodeStreamFrame } from "../wire/encode-stream-frame.js";
 import { serviceDefinition } from "./service-definition.js";
 import { modelRequestChecks } from "./limit-request.js";
-import { decodeGenerateRequest, decodeGenerateStreamRequest } from "./decode-generate-request.js";
+import { decodeGenerateRequest, decodeGenerateStreamRequest } from "../wire/decode-generate-request.js";
 import { watchLoop } from "./loop-watch.js";
 import { holdScriptCompiler } from "../script/script-compiler.js";
 import { instanceInterceptor } from "./answer-headers.js";
@@ -101,7 +102,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   const server = new Server({ ...options.channelOptions, interceptors: [instanceInterceptor(options.stub.instance)] });
   raiseStreamResetLimit(server);
   // Requests past the request limits are refused before they are decoded (limit-request.ts);
-  // the rest are decoded by hand, fromBinary's result exactly (decode-generate-request.ts).
+  // the rest are decoded by hand, fromBinary's result exactly (wire/decode-generate-request.ts).
   server.addService(
     serviceDefinition(
       ModelService,
@@ -113,14 +114,18 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   );
   // Held until close(): LoadScript and SetFaultPlan check their texts in its worker.
   const compiler = holdScriptCompiler();
-  server.addService(serviceDefinition(ControlService), controlServiceHandlers(options.stub, options.controlToken, compiler));
+  const watches = new Set<() => void>();
+  server.addService(serviceDefinition(ControlService), controlServiceHandlers(options.stub, options.controlToken, compiler, watches));
   const health = options.health ?? createHealthState("NOT_SERVING");
   health.addToServer(server);
   if (options.reflection ?? true) addReflection(server);
   options.extend?.(server);
-  const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(address, options.credentials ?? ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
-  }).catch(async (err: unknown) => {
+  const bind = () =>
+    new Promise<number>((resolve, reject) => {
+      server.bindAsync(address, options.credentials ?? ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
+    });
+  // A busy port is refused before grpc-js logs its own line about it (refuse-busy-port.ts).
+  const port = await refuseBusyPort(host, splitAddress(address).port).then(bind).catch(async (err: unknown) => {
     await compiler.release();
     throw err;
   });
@@ -135,6 +140,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     address: `${host}:${port}`,
     close(graceMs = 5000) {
       health.endWatches();
+      for (const end of [...watches]) end();
       return new Promise<void>((resolve) => {
         // Resolves once the compile worker, if this server held it last, has ended too.
         const timer = setTimeout(() => {

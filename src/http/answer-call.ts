@@ -13,7 +13,8 @@ import { createdOf } from "./openai-wire.js";
 import { createPacedWriter } from "../engine/paced-writer.js";
 import { responseSink, sendError, sendJson, setAnswerHeader, writeHead } from "./send.js";
 import { episodeHeader } from "../shared/answer-header-names.js";
-import { heavyRequestBytes, heavyTurn, messageChars } from "../shared/heavy-turns.js";
+import { heavyRequestBytes, heavyTurn, inWriteTurns, messageChars } from "../shared/heavy-turns.js";
+import { LazyAbort } from "../shared/lazy-abort.js";
 
 /** Who a model call over HTTP is for: session and step from the x-modelstub-* headers. */
 export interface CallTarget {
@@ -74,19 +75,17 @@ export async function answerCall(stub: Stub, res: ServerResponse, call: DialectC
     if (res.socket?.destroyed ?? res.destroyed) return { status: 499 };
   }
   const drops = target.drops;
-  // HTTP has no deadline header: only the client going away cuts a call off. The controller is
-  // made when the engine first asks for the signal (a call that never waits never does): an
+  // HTTP has no deadline header: only the client going away cuts a call off. The signal is
+  // made when the engine first asks for it (a call that never waits never does): an
   // AbortController per request showed up in profiles of the HTTP front.
-  let controller: AbortController | undefined;
-  let gone = false;
+  const cut = new LazyAbort();
   const onClose = () => {
-    if (res.writableFinished) return;
-    gone = true;
-    controller?.abort("cancelled");
+    if (!res.writableFinished) cut.abort("cancelled");
   };
   res.on("close", onClose);
-  // Back-pressure: a client that stops reading holds the call, not the server's memory.
-  const events = createPacedWriter(responseSink(res));
+  // Back-pressure: a client that stops reading holds the call, not the server's memory; a large
+  // reply is written a slice per turn of the loop (inWriteTurns).
+  const events = createPacedWriter(inWriteTurns(responseSink(res)));
   let created = createdOf(0);
   let writer: DialectStream | undefined;
   let log: CallLog | undefined;
@@ -100,11 +99,7 @@ export async function answerCall(stub: Stub, res: ServerResponse, call: DialectC
       stepCarrier: "header",
       retryOfDrop: drops?.tracker.isRetryOfDrop(target.session, drops.body, drops.retryCount),
       get signal() {
-        if (!controller) {
-          controller = new AbortController();
-          if (gone) controller.abort("cancelled");
-        }
-        return controller.signal;
+        return cut.signal;
       },
       budgetMs: Infinity,
       onStart: (s) => {

@@ -1,6 +1,6 @@
 /**
  * How much text (in UTF-16 units, before escaping) one piece of a long JSON string holds, at
- * least (but the last) and at most twice over: with Node's 16 KiB response buffer, a stalled
+ * least (but the last) and at most twice over: with a response buffer of 64 KiB (send.ts), a stalled
  * reader holds at most that buffer plus one piece (8 KiB of text is at most 48 KiB escaped: six
  * bytes for a control character).
  */
@@ -14,10 +14,40 @@ export const pieceChars = 4096;
 export class JoinedText {
   readonly parts: string[] = [];
   length = 0;
+  /** How many of the parts (the first ones) are known to hold nothing JSON escapes, or -1 once one does. */
+  private plainParts = 0;
 
-  add(part: string): void {
+  /**
+   * Adds a part; returns it as a JSON value to write it by (a stream's delta event): the part
+   * itself, or, past a piece, the part alone in a JoinedText that knows whether it is plain, so
+   * that it is not scanned a second time.
+   */
+  add(part: string): TextValue {
+    const known = this.plainParts === this.parts.length;
     this.parts.push(part);
     this.length += part.length;
+    if (part.length <= pieceChars) return part;
+    const alone = new JoinedText();
+    alone.parts.push(part);
+    alone.length = part.length;
+    alone.plainParts = escapes(part) ? -1 : 1;
+    if (alone.plainParts < 0) this.plainParts = -1;
+    else if (known) this.plainParts++;
+    return alone;
+  }
+
+  /**
+   * Whether no part holds a character JSON escapes, so the text is its own JSON escape: the
+   * Responses API writes a reply's text four more times after its deltas, each once escaped
+   * (docs/performance.md). Scans only the parts not scanned yet, once; short parts wait for
+   * this, so a stream of short deltas scans nothing (its closing events are made whole).
+   */
+  get plain(): boolean {
+    while (this.plainParts >= 0 && this.plainParts < this.parts.length) {
+      if (escapes(this.parts[this.plainParts]!)) this.plainParts = -1;
+      else this.plainParts++;
+    }
+    return this.plainParts >= 0;
   }
 
   /** The joined text, for JSON.stringify of a value too small to be written in pieces. */
@@ -39,8 +69,20 @@ function holdsLong(v: unknown): boolean {
   return false;
 }
 
-/** The JSON escape of `s`, without its quotes. */
+const escapedCharacter = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/**
+ * Whether JSON.stringify escapes a character of `s`: a quote, a backslash, a control character
+ * or a surrogate (it escapes lone ones; a pair is told apart by JSON.stringify itself). Most
+ * text has none, and a regular expression's scan for them costs less than the escape.
+ */
+function escapes(s: string): boolean {
+  return escapedCharacter.test(s);
+}
+
+/** The JSON escape of `s`, without its quotes: `s` itself when it has nothing to escape. */
 function escaped(s: string): string {
+  if (!escapes(s)) return s;
   const q = JSON.stringify(s);
   return q.slice(1, q.length - 1);
 }
@@ -56,7 +98,7 @@ function isHighSurrogate(c: number): boolean {
  * joined text (without its quotes). JSON.stringify escapes a lone surrogate, so no piece ends
  * between the two halves of a pair: a piece that ends on a high surrogate leaves it to the next.
  */
-function* stringPieces(parts: readonly string[]): Generator<string> {
+function* stringPieces(parts: readonly string[], plain: boolean): Generator<string> {
   let carry = "";
   for (const part of parts) {
     let at = 0;
@@ -74,10 +116,10 @@ function* stringPieces(parts: readonly string[]): Generator<string> {
         carry = text.slice(-1);
         text = text.slice(0, -1);
       }
-      yield escaped(text);
+      yield plain ? text : escaped(text);
     }
   }
-  if (carry !== "") yield escaped(carry);
+  if (carry !== "") yield plain ? carry : escaped(carry);
 }
 
 /** The fragments of `v` in JSON, as JSON.stringify writes it, long strings cut into pieces. */
@@ -88,7 +130,7 @@ function* fragments(v: unknown): Generator<string> {
   }
   if (typeof v === "string" || v instanceof JoinedText) {
     yield '"';
-    yield* stringPieces(typeof v === "string" ? [v] : v.parts);
+    yield* typeof v === "string" ? stringPieces([v], false) : stringPieces(v.parts, v.plain);
     yield '"';
   } else if (Array.isArray(v)) {
     yield "[";

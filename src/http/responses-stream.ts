@@ -92,8 +92,8 @@ export class ResponsesEventWriter implements DialectStream {
     }
     if (d.arguments === "") return;
     const index = this.calls.length - 1;
-    this.calls[index]!.arguments.add(d.arguments);
-    yield* this.event("response.function_call_arguments.delta", { item_id: functionCallItemId(this.engineId, index), output_index: this.call, delta: d.arguments });
+    const delta = this.calls[index]!.arguments.add(d.arguments);
+    yield* this.event("response.function_call_arguments.delta", { item_id: functionCallItemId(this.engineId, index), output_index: this.call, delta });
   }
 
   /** The events of one engine frame, made as the writer pulls them. */
@@ -111,8 +111,8 @@ export class ResponsesEventWriter implements DialectStream {
         // An empty text frame says nothing: no message item for it (the unary answer has none either).
         if (f.frame.value === "") return;
         if (this.message < 0) yield* this.openMessage();
-        this.text.add(f.frame.value);
-        yield* this.event("response.output_text.delta", { item_id: messageItemId(this.engineId), output_index: this.message, content_index: 0, delta: f.frame.value, logprobs: [] });
+        const delta = this.text.add(f.frame.value);
+        yield* this.event("response.output_text.delta", { item_id: messageItemId(this.engineId), output_index: this.message, content_index: 0, delta, logprobs: [] });
         return;
       }
       case "toolCallDelta":

@@ -186,14 +186,21 @@ export async function route(stub: Stub, { req, res, url, session, step, drops, p
       sendError(res, frontError(413, message, "request_too_large", [["connection", "close"]], model.shape));
       return { status: 413, ...refused(Code.RESOURCE_EXHAUSTED, message) };
     }
-    // Decoding, hashing, scanning and parsing a body of MBs is one synchronous run: it waits for
-    // its heavy turn. A client that went away meanwhile: nothing runs, and no episode has it.
-    if (chunks.reduce((n, c) => n + c.length, 0) >= heavyRequestBytes) {
+    // Decoding and hashing a body of MBs, then scanning and parsing it, are synchronous runs of
+    // 5-20 ms each: each waits for its own heavy turn (running the call is a third, answer-call.ts).
+    // A client that went away meanwhile: nothing runs, and no episode has it.
+    const heavy = chunks.reduce((n, c) => n + c.length, 0) >= heavyRequestBytes;
+    if (heavy) {
       await heavyTurn();
       if (req.socket.destroyed) return { status: 499 };
     }
     const body = textOf(chunks);
-    return model.handle(stub, res, body, { session, step, drops: { tracker: drops, body: bodyDigest(body), retryCount: retryCountOf(headerText(req, "x-stainless-retry-count")) }, processingComments });
+    const digest = bodyDigest(body);
+    if (heavy) {
+      await heavyTurn();
+      if (req.socket.destroyed) return { status: 499 };
+    }
+    return model.handle(stub, res, body, { session, step, drops: { tracker: drops, body: digest, retryCount: retryCountOf(headerText(req, "x-stainless-retry-count")) }, processingComments });
   }
   const script = stub.scriptOf(session);
   if (path === "/v1/models" || path === "/models") {

@@ -42,16 +42,25 @@ export function sendError(res: ServerResponse, error: HttpError): void {
 }
 
 /**
+ * How many bytes of events a streamed answer holds unsent before its next piece waits: as many
+ * as a gRPC stream (maxUnwrittenBytes). At Node's own high-water mark (16 KiB) every 16 KiB cost
+ * a round of cork, write, 'drain' and resume: 60 of them for a 960 KB echo and 300 for its
+ * Responses stream, which repeats the text four times (docs/performance.md, "Streaming costs
+ * what unary costs").
+ */
+export const sseBufferBytes = 64 * 1024;
+
+/**
  * The response of a streamed answer (server-sent events) as the paced writer's sink.
- * `res.write()` takes every piece it is given and says false once the response holds more than
- * its high-water mark (16 KiB) unsent: then the writer waits for 'drain', or for 'close' (the
- * client went away). So a client that stops reading holds at most the high-water mark plus the
- * piece that crossed it here; the rest waits unrendered, in the engine or in the dialect's
- * generators.
+ * `res.write()` takes every piece it is given; once the response holds sseBufferBytes unsent
+ * (it has said false from its own high-water mark on, so 'drain' will come), the writer waits
+ * for 'drain', or for 'close' (the client went away). So a client that stops reading holds at
+ * most sseBufferBytes plus the piece that crossed it here; the rest waits unrendered, in the
+ * engine or in the dialect's generators.
  */
 export function responseSink(res: ServerResponse): PaceSink<string> {
   return {
-    put: (piece) => res.write(piece),
+    put: (piece) => res.write(piece) || res.writableLength < sseBufferBytes,
     onRoom(resume) {
       const settle = () => {
         res.off("drain", settle);

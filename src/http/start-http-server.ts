@@ -8,6 +8,7 @@ import { writeHttpLog, type HttpRequestLog } from "./http-log.js";
 import { errorShapeOf, headerText, refuseWith, route, sessionHeader, stepHeader, targetOf, unauthorized } from "./route.js";
 import { sendError, setAnswerHeader } from "./send.js";
 import { episodeHeader, instanceHeader } from "../shared/answer-header-names.js";
+import { StatusError } from "../shared/status-error.js";
 
 /** Options of the OpenAI-compatible HTTP front. */
 export interface HttpServerOptions {
@@ -116,7 +117,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
           : route(stub, { req, res, url: target.url, session, step, drops, processingComments: options.processingComments === true }, maxBody);
     const handled = answered
       .catch((err: unknown) => {
-        sendError(res, frontError(500, `modelstub internal error: ${err instanceof Error ? err.message : String(err)}`, "internal_error", [], shape));
+        sendError(res, frontError(500, StatusError.from(err).message, "internal_error", [], shape));
         return { status: 500 };
       })
       .then((fields) => log({ ...base, ...fields }))

@@ -6,6 +6,7 @@ import {
   parsePositions,
   positionsFromEpisode,
   positionsFromScript,
+  selectPositions,
   unknownPositionSteps,
   type MatrixKind,
   type MatrixPlan,
@@ -20,7 +21,8 @@ export type { MatrixKind, MatrixPlan, MatrixPosition };
 export interface CrashMatrixOptions {
   /**
    * The calls to fault: positions, or a text like `plan:1-3,act:2,:1` (`:1` is the main list's
-   * first call). Default: the calls of `episode` when given, else every call the script answers.
+   * first call). With `episode`, picked among its calls (an error names one it has not). Default:
+   * the calls of `episode` when given, else every call the script answers.
    */
   positions?: readonly MatrixPosition[] | string;
   /** An episode of a clean run (decoded, or its `.binpb` bytes): one position per recorded call. */
@@ -29,6 +31,11 @@ export interface CrashMatrixOptions {
   kinds?: readonly MatrixKind[];
   /** Two faults per plan, at every pair of two distinct positions, in place of one. */
   pairs?: boolean;
+  /**
+   * Occurrences count the clean run's calls (`count: clean` on every rule): with pairs, the
+   * second fault strikes the call at its clean-run position, not a retry the first one caused.
+   */
+  cleanPositions?: boolean;
 }
 
 /**
@@ -41,15 +48,14 @@ export function matrixPositions(episode: Episode | Uint8Array): MatrixPosition[]
   return positionsFromEpisode(episode instanceof Uint8Array ? fromBinary(EpisodeSchema, episode) : episode);
 }
 
-function resolve(script: CompiledScript, options: CrashMatrixOptions): { positions: readonly MatrixPosition[]; kinds: readonly MatrixKind[]; pairs: boolean } {
-  if (options.positions !== undefined && options.episode !== undefined) throw new Error("crashMatrix: give positions or episode, not both");
-  const positions =
-    typeof options.positions === "string"
-      ? parsePositions(options.positions)
-      : (options.positions ?? (options.episode !== undefined ? matrixPositions(options.episode) : positionsFromScript(script)));
+function resolve(script: CompiledScript, options: CrashMatrixOptions): { positions: readonly MatrixPosition[]; kinds: readonly MatrixKind[]; pairs: boolean; cleanPositions: boolean } {
+  const given = typeof options.positions === "string" ? parsePositions(options.positions) : options.positions;
+  const recorded = options.episode !== undefined ? matrixPositions(options.episode) : undefined;
+  // Both: the positions are picked among the episode's calls, which give their methods.
+  const positions = given && recorded ? selectPositions(given, recorded) : (given ?? recorded ?? positionsFromScript(script));
   const unknown = unknownPositionSteps(positions, script);
   if (unknown.length > 0) throw new Error(`crashMatrix: ${unknown.join("; ")}`);
-  return { positions, kinds: options.kinds ?? ["unavailable", "timeout"], pairs: options.pairs === true };
+  return { positions, kinds: options.kinds ?? ["unavailable", "timeout"], pairs: options.pairs === true, cleanPositions: options.cleanPositions === true };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { GenerateRequestSchema, type GenerateResponse, type GenerateStreamResponse } from "../../gen/modelstub/v1/model_pb.js";
+import { GenerateRequestSchema, type GenerateResponse, type GenerateStreamResponse, type Model } from "../../gen/modelstub/v1/model_pb.js";
 import type { ModelPort as EnginePort, PortCallOptions } from "../port/model-port.js";
 
 /**
@@ -22,6 +22,11 @@ export interface ModelPort {
    */
   generateStream(request: GenerateRequestInit, options?: PortCallOptions): AsyncIterable<GenerateStreamResponse>;
   /** Lets go of the port's connection (nothing for the in-process port). */
+  /**
+   * The models the session's script declares (ListModels; with none declared, its default
+   * model): the same list over gRPC and in process.
+   */
+  listModels(options?: Pick<PortCallOptions, "session" | "signal" | "timeoutMs">): Promise<Model[]>;
   close(): void;
 }
 
@@ -33,6 +38,7 @@ export function acceptRequestInit(port: EnginePort): ModelPort {
   return {
     generate: (request, options) => port.generate(create(GenerateRequestSchema, request), options),
     generateStream: (request, options) => port.generateStream(create(GenerateRequestSchema, request), options),
+    listModels: (options) => port.listModels(options),
     close: () => port.close(),
   };
 }

@@ -3,19 +3,27 @@ import type { CompiledScript } from "../script/compiled-script.js";
 import { createStub } from "../engine/create-stub.js";
 import { defaultScript } from "../script/default-script.js";
 import { isLoopbackHost } from "../grpc/is-loopback-host.js";
-import { splitAddress, startGrpcServer, type RunningGrpcServer } from "../grpc/start-grpc-server.js";
-import { callRecordOf } from "../http/http-log.js";
-import { parseHttpAddress, startHttpServer, type RunningHttpServer } from "../http/start-http-server.js";
+import type { RunningGrpcServer } from "../grpc/start-grpc-server.js";
+import type { RunningHttpServer } from "../http/start-http-server.js";
 import { createLogger, type LogFormat, type LogLevel } from "../log/create-logger.js";
 import { createInProcessPort } from "../port/in-process-port.js";
-import { createGrpcPort as createEnginePort } from "../port/grpc-port.js";
-import { createRecorder } from "../episode-files/create-recorder.js";
-import { prepareRecordDir } from "../episode-files/prepare-record-dir.js";
+import type { Recorder } from "../episode-files/create-recorder.js";
 import { acceptRequestInit, type ModelPort } from "./model-port.js";
 import { compileFile, compileSource, type ScriptSource } from "./script-source.js";
 import { createStubControl, type StubControl } from "./stub-control.js";
 import { waitDrained } from "../engine/wait-drained.js";
 import { drainThenCutOff, statusFlushMs } from "../engine/drain-then-cut-off.js";
+
+// gRPC (grpc-js and the services), the HTTP front and the episode files are imported when a
+// server uses them, not when `modelstub` is imported: a test file that only calls
+// loadScript() or the in-process port (`grpc: false`) never loads grpc-js (docs/library.md,
+// "What loads when"). Each import() is its own chunk of the library bundle (rolldown.config.mjs).
+const loadGrpcServer = () => import("../grpc/start-grpc-server.js");
+const loadGrpcPort = () => import("../port/grpc-port.js");
+const loadHttpServer = () => import("../http/start-http-server.js");
+
+/** The recorder of a server without a recordDir: it records nothing and never fails (as createRecorder without a dir). */
+const noRecorder: Recorder = { record: async () => undefined, prepare: () => undefined, settled: async () => undefined, failures: () => 0 };
 
 /** What startServer() serves, and where. Every field is optional. */
 export interface StartServerOptions {
@@ -26,8 +34,11 @@ export interface StartServerOptions {
   script?: ScriptSource;
   /** A script file to serve instead (YAML, or strict JSON when named .json), as `--script`. */
   scriptFile?: string;
-  /** gRPC `HOST:PORT`; port 0 picks a free one. Default `127.0.0.1:0`. */
-  grpc?: string;
+  /**
+   * gRPC `HOST:PORT`; port 0 picks a free one. Default `127.0.0.1:0`. `false`: no gRPC server
+   * (nor grpc-js loaded): `inProcess()`, `control` and `http` only.
+   */
+  grpc?: string | false;
   /** The OpenAI-compatible HTTP front's `HOST:PORT` (port 0 allowed); off when absent. */
   http?: string;
   /** `real` (default): scripted latencies take real time. `virtual`: they complete at once and the episode records the same. */
@@ -40,6 +51,8 @@ export interface StartServerOptions {
    * as by `modelstub serve`. `control` (in process) needs none.
    */
   controlToken?: string;
+  /** How requests are held to entries' recorded `request:`, over each script's `replay.mode`, as `--replay-mode`. */
+  replayMode?: "strict" | "unordered" | "order-only";
   /** Sessions kept at most (default 1,000), as `--max-sessions`. */
   maxSessions?: number;
   /** Calls one episode records at most (default 100,000), as `--max-episode-calls`. */
@@ -61,7 +74,7 @@ export interface StartServerOptions {
 
 /** A running modelstub server, started by startServer(). */
 export interface StubServer {
-  /** gRPC `HOST:PORT` as bound (the real port when 0 was asked): give it to the code under test. */
+  /** gRPC `HOST:PORT` as bound (the real port when 0 was asked): give it to the code under test. `""` with `grpc: false`. */
   readonly grpcAddress: string;
   /** `http://HOST:PORT/v1` when `http` was given (an OpenAI client's `baseURL`), else undefined. */
   readonly httpUrl: string | undefined;
@@ -73,7 +86,7 @@ export interface StubServer {
   readonly control: StubControl;
   /**
    * A new ModelPort calling this server over real gRPC (HTTP/2 on a socket). Closed by
-   * close(), or earlier by its own close().
+   * close(), or earlier by its own close(). Throws with `grpc: false`.
    */
   client(): ModelPort;
   /** A ModelPort calling the same engine in process: no socket, same sessions and episodes. */
@@ -118,16 +131,25 @@ function checkExposure(what: string, address: string, host: string, token: strin
  * await server.close();
  */
 export async function startServer(options: StartServerOptions = {}): Promise<StubServer> {
-  const grpcAddress = options.grpc ?? "127.0.0.1:0";
+  const grpcAddress = options.grpc === false ? undefined : (options.grpc ?? "127.0.0.1:0");
   const token = options.controlToken || undefined;
-  checkExposure("ControlService", grpcAddress, splitAddress(grpcAddress).host, token);
-  if (options.http !== undefined) checkExposure("HTTP", options.http, parseHttpAddress(options.http).host, token);
+  const [grpcServer, grpcPort, httpServer] = await Promise.all([
+    grpcAddress !== undefined ? loadGrpcServer() : undefined,
+    grpcAddress !== undefined ? loadGrpcPort() : undefined,
+    options.http !== undefined ? loadHttpServer() : undefined,
+  ]);
+  if (grpcAddress !== undefined) checkExposure("ControlService", grpcAddress, grpcServer!.splitAddress(grpcAddress).host, token);
+  if (options.http !== undefined) checkExposure("HTTP", options.http, httpServer!.parseHttpAddress(options.http).host, token);
   const script = await scriptOf(options);
   const logger = createLogger({ level: options.logLevel ?? "warn", format: options.logFormat ?? "text" });
-  // Checked before anything listens: a directory that cannot be written refuses the start,
-  // rather than every episode being lost at close().
-  if (options.recordDir) await prepareRecordDir(options.recordDir);
-  const recorder = createRecorder(options.recordDir, logger);
+  let recorder = noRecorder;
+  if (options.recordDir) {
+    const [{ prepareRecordDir }, { createRecorder }] = await Promise.all([import("../episode-files/prepare-record-dir.js"), import("../episode-files/create-recorder.js")]);
+    // Checked before anything listens: a directory that cannot be written refuses the start,
+    // rather than every episode being lost at close().
+    await prepareRecordDir(options.recordDir);
+    recorder = createRecorder(options.recordDir, logger);
+  }
   const maxMessageBytes = options.maxMessageBytes ?? 4 * 1024 * 1024;
   const stub = createStub({
     script,
@@ -136,28 +158,33 @@ export async function startServer(options: StartServerOptions = {}): Promise<Stu
     ...(options.maxEpisodeCalls !== undefined ? { maxEpisodeCalls: options.maxEpisodeCalls } : {}),
     ...(options.maxEpisodeBytes !== undefined ? { maxEpisodeBytes: options.maxEpisodeBytes } : {}),
     ...(options.instance !== undefined ? { instance: options.instance } : {}),
+    ...(options.replayMode !== undefined ? { replayMode: options.replayMode } : {}),
     onEpisodeClosed: (e, why) => recorder.record(e, why),
   });
-  let grpc: RunningGrpcServer;
-  try {
-    grpc = await startGrpcServer({
-      stub,
-      address: grpcAddress,
-      controlToken: token,
-      logger,
-      channelOptions: { "grpc.max_receive_message_length": maxMessageBytes },
-    });
-  } catch (err) {
-    // grpc-js says "No address added out of total 1 resolved" for a busy port: say which.
-    throw new Error(`startServer: cannot listen on ${grpcAddress}: ${(err as Error).message}`, { cause: err });
+  let grpc: RunningGrpcServer | undefined;
+  if (grpcAddress !== undefined) {
+    try {
+      grpc = await grpcServer!.startGrpcServer({
+        stub,
+        address: grpcAddress,
+        controlToken: token,
+        logger,
+        channelOptions: { "grpc.max_receive_message_length": maxMessageBytes },
+      });
+    } catch (err) {
+      // Say which address: a busy port is refused before grpc-js binds (refuse-busy-port.ts).
+      throw new Error(`startServer: cannot listen on ${grpcAddress}: ${(err as Error).message}`, { cause: err });
+    }
   }
   let http: RunningHttpServer | undefined;
   if (options.http !== undefined) {
     try {
+      const { startHttpServer, parseHttpAddress } = httpServer!;
+      const { callRecordOf } = await import("../http/http-log.js");
       const exposed = !isLoopbackHost(parseHttpAddress(options.http).host);
       http = await startHttpServer({ stub, address: options.http, log: (r) => logger.call(callRecordOf(r)), maxBodyBytes: maxMessageBytes, token: exposed ? token : undefined });
     } catch (err) {
-      await grpc.close(0);
+      await grpc?.close(0);
       throw new Error(`startServer: cannot listen on ${options.http}: ${(err as Error).message}`, { cause: err });
     }
   }
@@ -167,11 +194,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Stu
   const shutdown = async (graceMs: number): Promise<void> => {
     // The order of `modelstub serve`'s shutdown: health says NOT_SERVING, new calls are
     // refused, calls in flight get the grace period, then the episodes are written.
-    grpc.health.set("NOT_SERVING");
+    grpc?.health.set("NOT_SERVING");
     recorder.prepare(stub.sessions().filter((s) => s.calls > 0 || s.running > 0).map((s) => s.name));
     const { leftMs } = await drainThenCutOff(stub, graceMs);
     // The rest of the grace lets finished calls' answers and cut calls' statuses reach their clients (see serve.ts).
-    await Promise.all([grpc.close(Math.max(leftMs, statusFlushMs)), http?.close(Math.max(leftMs, statusFlushMs))]);
+    await Promise.all([grpc?.close(Math.max(leftMs, statusFlushMs)), http?.close(Math.max(leftMs, statusFlushMs))]);
     for (const c of clients) c.close();
     await waitDrained(stub, 1000);
     // Episodes closed by a reset are queued first, so each session's file ends with its last one.
@@ -184,16 +211,18 @@ export async function startServer(options: StartServerOptions = {}): Promise<Stu
   };
 
   return {
-    grpcAddress: grpc.address,
+    grpcAddress: grpc?.address ?? "",
     httpAddress: http?.address,
     httpUrl: http ? `http://${http.address}/v1` : undefined,
     script: { name: script.name, entries: script.entryCount },
     control: createStubControl(stub),
     client() {
-      const port = acceptRequestInit(createEnginePort(grpc.address));
+      if (!grpc) throw new Error("startServer: this server has no gRPC (grpc: false): call inProcess(), or start it with a grpc address");
+      const port = acceptRequestInit(grpcPort!.createGrpcPort(grpc.address));
       const tracked: ModelPort = {
         generate: (r, o) => port.generate(r, o),
         generateStream: (r, o) => port.generateStream(r, o),
+        listModels: (o) => port.listModels(o),
         close() {
           clients.delete(tracked);
           port.close();

@@ -2,9 +2,12 @@ import type { Episode } from "../../gen/modelstub/v1/episode_pb.js";
 import { checkSessionName } from "../engine/check-session-name.js";
 import type { Stub } from "../engine/create-stub.js";
 import type { Verification } from "../engine/verify-session.js";
+import { missingSession } from "../engine/missing-session.js";
+import type { CallEventListener } from "../engine/call-event.js";
 import { ModelCallError } from "../port/model-port.js";
 import { compileSourceOffLoop, type ScriptSource } from "./script-source.js";
 import { compilePlanSourceOffLoop, type FaultPlanSource } from "./fault-plan-source.js";
+import { StatusError } from "../shared/status-error.js";
 
 /** One session the server keeps, as ListSessions reports it. */
 export interface SessionSummary {
@@ -41,20 +44,32 @@ export interface StubControl {
    * @param file the name diagnostics give the plan (default `<fault plan for session NAME>`)
    */
   setFaultPlan(session: string, plan: FaultPlanSource, file?: string): Promise<number>;
-  /** The session's open episode, decoded. */
-  episode(session: string): Episode;
+  /**
+   * The session's open episode, decoded. Throws a ModelCallError NOT_FOUND, naming the closest
+   * session the server keeps, for a session it does not keep (a misspelt name would otherwise
+   * read as an empty episode): a session exists once a call, loadScript or setFaultPlan names it,
+   * until deleteSession or idle eviction forgets it; reset creates none. `allowMissing` answers
+   * such a session's empty episode instead, for a test that expects no calls at all.
+   */
+  episode(session: string, options?: SessionReadOptions): Episode;
   /**
    * The session's open episode as deterministic bytes (`modelstub.v1.Episode`, binary): the
    * same script and the same calls give the same bytes, whichever transport carried them.
+   * NOT_FOUND for a session the server does not keep, unless `allowMissing`, as episode().
    */
-  episodeBytes(session: string): Uint8Array;
+  episodeBytes(session: string, options?: SessionReadOptions): Uint8Array;
   /**
    * Rewinds the session and opens a new episode; calls still running are cut off with
    * CANCELLED. Resolves with the closed episode's calls once it is recorded (with a recordDir).
+   * Idempotent: a session the server does not keep resolves 0, and is not created.
    */
   reset(session: string): Promise<number>;
-  /** Which limited entries (`times: N`) the session has not used up; `satisfied` when none. */
-  verify(session: string): Verification;
+  /**
+   * Which limited entries (`times: N`) the session has not used up; `satisfied` when none.
+   * NOT_FOUND for a session the server does not keep, unless `allowMissing` (then it is verified
+   * as a session of the server's script that made no calls), as episode().
+   */
+  verify(session: string, options?: SessionReadOptions): Verification;
   /**
    * Closes the session's episode and forgets the session; resolves with the closed episode's
    * calls. Rejects with NOT_FOUND for a session the server does not keep.
@@ -62,12 +77,36 @@ export interface StubControl {
   deleteSession(session: string): Promise<number>;
   /** Every session the server keeps, by name. */
   sessions(): SessionSummary[];
+  /**
+   * Tells `listener` of every call of `session` that starts or ends from now on, across its
+   * episodes (what WatchSession streams); returns the function that stops it.
+   */
+  watch(session: string, listener: CallEventListener): () => void;
 }
 
-/** The engine's refusals carry a gRPC status: the same ModelCallError a control client gets. */
+/** How episode(), episodeBytes() and verify() treat a session the server does not keep. */
+export interface SessionReadOptions {
+  /**
+   * Answer as for a session that made no calls (an empty episode), instead of throwing NOT_FOUND:
+   * for a test asserting that no calls were made. Default false: a misspelt name is an error.
+   */
+  allowMissing?: boolean;
+}
+
+/** How a library caller asks for a missing session's empty episode (missingSession's message says it). */
+const optOut = "{ allowMissing: true }";
+
+/** A session's name, checked, and known to the server unless `options.allowMissing`. */
+function existing(stub: Stub, session: string, options: SessionReadOptions | undefined): string {
+  checked(session);
+  const missing = options?.allowMissing ? undefined : missingSession(stub, session, optOut);
+  if (missing) throw new ModelCallError(missing.code, missing.message);
+  return session;
+}
+
+/** The engine's refusals are StatusErrors: the same ModelCallError a control client gets. */
 function asCallError(err: unknown): unknown {
-  const status = (err as { status?: { code: number; message: string } } | null)?.status;
-  return status ? new ModelCallError(status.code, status.message) : err;
+  return err instanceof StatusError ? new ModelCallError(err.code, err.message) : err;
 }
 
 function checked(session: string): string {
@@ -91,11 +130,12 @@ export function createStubControl(stub: Stub): StubControl {
       const compiled = await compilePlanSourceOffLoop(plan, file ?? `<fault plan for session ${session}>`, () => stub.scriptOf(session));
       return stub.setFaultPlan(session, compiled).catch((err: unknown) => Promise.reject(asCallError(err)));
     },
-    episode: (session) => stub.episode(checked(session)),
-    episodeBytes: (session) => stub.episodeBytes(checked(session)),
+    episode: (session, options) => stub.episode(existing(stub, session, options)),
+    episodeBytes: (session, options) => stub.episodeBytes(existing(stub, session, options)),
     reset: async (session) => stub.reset(checked(session)).catch((err: unknown) => Promise.reject(asCallError(err))),
-    verify: (session) => stub.verify(checked(session)),
+    verify: (session, options) => stub.verify(existing(stub, session, options)),
     deleteSession: async (session) => stub.deleteSession(checked(session)).catch((err: unknown) => Promise.reject(asCallError(err))),
     sessions: () => stub.sessions(),
+    watch: (session, listener) => stub.watch(checked(session), listener),
   };
 }

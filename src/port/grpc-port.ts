@@ -6,17 +6,20 @@ import {
   type ChannelCredentials,
   type Client,
   type ClientReadableStream,
+  status as Status,
   type ServiceError,
 } from "@grpc/grpc-js";
 import { create } from "@bufbuild/protobuf";
-import { GenerateStreamRequestSchema, ModelService, type GenerateRequest, type GenerateResponse, type GenerateStreamRequest, type GenerateStreamResponse } from "../../gen/modelstub/v1/model_pb.js";
+import { GenerateStreamRequestSchema, ListModelsRequestSchema, ModelService, type ListModelsRequest, type ListModelsResponse, type Model, type GenerateRequest, type GenerateResponse, type GenerateStreamRequest, type GenerateStreamResponse } from "../../gen/modelstub/v1/model_pb.js";
 import { serviceDefinition } from "../grpc/service-definition.js";
 import { ModelCallError, type ModelPort, type PortCallOptions } from "./model-port.js";
 import { episodeHeader, instanceHeader } from "../shared/answer-header-names.js";
+import { deadlineStatus } from "../engine/execution.js";
 
 type ModelClient = Client & {
   Generate(req: GenerateRequest, md: Metadata, opts: CallOptions, cb: (err: ServiceError | null, res?: GenerateResponse) => void): { cancel(): void };
   GenerateStream(req: GenerateStreamRequest, md: Metadata, opts: CallOptions): ClientReadableStream<GenerateStreamResponse>;
+  ListModels(req: ListModelsRequest, md: Metadata, opts: CallOptions, cb: (err: ServiceError | null, res?: ListModelsResponse) => void): { cancel(): void };
 };
 
 const ModelClientCtor = makeGenericClientConstructor(serviceDefinition(ModelService), "ModelService");
@@ -46,7 +49,10 @@ function toError(err: ServiceError): ModelCallError {
     if (typeof values === "string") trailers.push([k, values]);
     else if (k.endsWith("-bin")) trailers.push([k, values.toString("base64")]);
   }
-  return new ModelCallError(err.code, err.details, trailers);
+  // grpc-js's own deadline ("Deadline exceeded after 0.101s,LB pick: ...,remote_addr=...") reads
+  // as the server's: the same details as the in-process port, whichever side saw it first.
+  const details = err.code === Status.DEADLINE_EXCEEDED && err.details.startsWith("Deadline exceeded") ? deadlineStatus.message : err.details;
+  return new ModelCallError(err.code, details, trailers);
 }
 
 /** A model port over gRPC: an executor's view of a running modelstub server. */
@@ -81,6 +87,17 @@ export function createGrpcPort(address: string, channelCredentials: ChannelCrede
         options?.signal?.removeEventListener("abort", onAbort);
         if (!ended) call.cancel();
       }
+    },
+    listModels(options) {
+      return new Promise<Model[]>((resolve, reject) => {
+        const call = client.ListModels(create(ListModelsRequestSchema), metadataOf(options), callOptionsOf(options), (err, res) => {
+          options?.signal?.removeEventListener("abort", onAbort);
+          if (err) reject(toError(err));
+          else resolve(res!.models);
+        });
+        const onAbort = () => call.cancel();
+        options?.signal?.addEventListener("abort", onAbort, { once: true });
+      });
     },
     close() {
       client.close();

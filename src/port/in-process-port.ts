@@ -1,7 +1,15 @@
 import type { GenerateRequest, GenerateStreamResponse } from "../../gen/modelstub/v1/model_pb.js";
 import type { Stub } from "../engine/create-stub.js";
+import { checkSessionName } from "../engine/check-session-name.js";
+import { modelsOf } from "../engine/models-of.js";
+import { create } from "@bufbuild/protobuf";
+import { ModelSchema } from "../../gen/modelstub/v1/model_pb.js";
 import type { CallResult } from "../engine/call-result.js";
+import type { CallInput } from "../engine/call-input.js";
 import { Code } from "../shared/status-code.js";
+import { deadlineStatus } from "../engine/execution.js";
+import { LazyAbort } from "../shared/lazy-abort.js";
+import { StatusError } from "../shared/status-error.js";
 import { ModelCallError, type ModelPort, type PortCallOptions } from "./model-port.js";
 
 /** How one call can be cut off: its signal, its budget, and what to undo when it ends. */
@@ -14,28 +22,27 @@ interface CallAbort {
 }
 
 /**
- * A unary call with no signal and no timeout can never be cut off: it shares one signal that
- * never aborts instead of making an AbortController per call (the largest single cost of an
- * in-process call in the profile). Sharing it is safe: the engine removes every listener it adds
- * to a call's signal when the call ends.
+ * An abort signal for one call: the caller's signal cancels, the timeout is a deadline. The
+ * signal itself is made only when the engine asks for it (LazyAbort): most calls never wait, and
+ * an AbortController per call was the largest single cost of an in-process call in the profile.
  */
-const uncut: CallAbort = { signal: new AbortController().signal, budgetMs: Infinity, cancel() {}, release() {} };
-
-/** An abort signal for one call: the caller's signal cancels, the timeout is a deadline. */
 function callAbort(options: PortCallOptions | undefined): CallAbort {
-  const controller = new AbortController();
-  const onCancel = () => controller.abort("cancelled");
-  options?.signal?.addEventListener("abort", onCancel, { once: true });
-  if (options?.signal?.aborted) onCancel();
+  const lazy = new LazyAbort();
+  const outer = options?.signal;
+  const onCancel = () => lazy.abort("cancelled");
+  outer?.addEventListener("abort", onCancel, { once: true });
+  if (outer?.aborted) onCancel();
   const timeoutMs = options?.timeoutMs;
-  const timer = timeoutMs !== undefined ? setTimeout(() => controller.abort("deadline"), timeoutMs) : undefined;
+  const timer = timeoutMs !== undefined ? setTimeout(() => lazy.abort("deadline"), timeoutMs) : undefined;
   return {
-    signal: controller.signal,
+    get signal() {
+      return lazy.signal;
+    },
     budgetMs: timeoutMs ?? Infinity,
-    cancel: () => controller.abort("cancelled"),
+    cancel: onCancel,
     release() {
       clearTimeout(timer);
-      options?.signal?.removeEventListener("abort", onCancel);
+      outer?.removeEventListener("abort", onCancel);
     },
   };
 }
@@ -46,7 +53,8 @@ function toError(result: Exclude<CallResult, { kind: "ok" }>): ModelCallError {
       return new ModelCallError(result.status.code, result.status.message, result.status.trailers);
     case "aborted":
       return result.reason === "deadline"
-        ? new ModelCallError(Code.DEADLINE_EXCEEDED, "Deadline exceeded")
+        ? // The engine's words when the budget ran out there: the same details whichever side saw the deadline first.
+          new ModelCallError(Code.DEADLINE_EXCEEDED, deadlineStatus.message)
         : new ModelCallError(Code.CANCELLED, "Cancelled on client");
     case "drop":
       return new ModelCallError(Code.UNAVAILABLE, "the script dropped the connection");
@@ -58,7 +66,22 @@ function toError(result: Exclude<CallResult, { kind: "ok" }>): ModelCallError {
  * anyway, the caller gets INTERNAL like a gRPC client would, never a raw error or a hang.
  */
 function internalResult(err: unknown): CallResult {
-  return { kind: "status", status: { code: Code.INTERNAL, message: `modelstub internal error: ${err instanceof Error ? err.message : String(err)}`, trailers: [] } };
+  return { kind: "status", status: StatusError.from(err).toStatus() };
+}
+
+/** A port call as the engine takes it; its signal is made only if the engine asks for it. */
+function callInput(method: CallInput["method"], request: GenerateRequest, options: PortCallOptions | undefined, a: CallAbort, onFrame?: CallInput["onFrame"]): CallInput {
+  return {
+    session: options?.session ?? "default",
+    method,
+    request,
+    stepFromMetadata: options?.step,
+    get signal() {
+      return a.signal;
+    },
+    budgetMs: a.budgetMs,
+    onFrame,
+  };
 }
 
 /** How many frames a stream call queues for a consumer that has not taken them before it waits. */
@@ -68,18 +91,9 @@ const maxQueuedFrames = 16;
 export function createInProcessPort(stub: Stub): ModelPort {
   return {
     async generate(request, options) {
-      const a = options?.signal === undefined && options?.timeoutMs === undefined ? uncut : callAbort(options);
+      const a = callAbort(options);
       try {
-        const result = await stub
-          .call({
-            session: options?.session ?? "default",
-            method: "generate",
-            request,
-            stepFromMetadata: options?.step,
-            signal: a.signal,
-            budgetMs: a.budgetMs,
-          })
-          .catch(internalResult);
+        const result = await stub.call(callInput("generate", request, options, a)).catch(internalResult);
         if (result.kind === "ok") return result.response;
         throw toError(result);
       } finally {
@@ -99,19 +113,13 @@ export function createInProcessPort(stub: Stub): ModelPort {
       };
       let finished: CallResult | undefined;
       const done = stub
-        .call({
-          session: options?.session ?? "default",
-          method: "stream",
-          request,
-          stepFromMetadata: options?.step,
-          signal: a.signal,
-          budgetMs: a.budgetMs,
-          onFrame: (f) => {
+        .call(
+          callInput("stream", request, options, a, (f) => {
             frames.push(f);
             wake?.();
             return frames.length < maxQueuedFrames ? undefined : new Promise<void>((resolve) => (room = resolve));
-          },
-        })
+          }),
+        )
         .catch(internalResult)
         .then((r) => {
           finished = r;
@@ -133,6 +141,13 @@ export function createInProcessPort(stub: Stub): ModelPort {
         await done;
         a.release();
       }
+    },
+    async listModels(options) {
+      options?.signal?.throwIfAborted();
+      const session = options?.session ?? "default";
+      const bad = checkSessionName(session);
+      if (bad) throw new ModelCallError(bad.code, bad.message);
+      return modelsOf(stub.scriptOf(session)).map((m) => create(ModelSchema, m));
     },
     close() {},
   };

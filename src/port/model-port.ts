@@ -1,4 +1,4 @@
-import type { GenerateRequest, GenerateResponse, GenerateStreamResponse } from "../../gen/modelstub/v1/model_pb.js";
+import type { GenerateRequest, GenerateResponse, GenerateStreamResponse, Model } from "../../gen/modelstub/v1/model_pb.js";
 
 /** Per-call options of a model port. */
 export interface PortCallOptions {
@@ -20,6 +20,12 @@ export interface ModelPort {
   generate(request: GenerateRequest, options?: PortCallOptions): Promise<GenerateResponse>;
   /** Yields the stream's frames; throws ModelCallError when the stream ends with a status. */
   generateStream(request: GenerateRequest, options?: PortCallOptions): AsyncIterable<GenerateStreamResponse>;
+  /**
+   * The models the session's script declares (ListModels; with none declared, its default model),
+   * as the HTTP fronts' model lists give them. `session` picks the script; `signal` and
+   * `timeoutMs` as for generate.
+   */
+  listModels(options?: Pick<PortCallOptions, "session" | "signal" | "timeoutMs">): Promise<Model[]>;
   close(): void;
 }
 

@@ -1,4 +1,5 @@
 import type { UpstreamReply } from "./upstream.js";
+import { errorText } from "../shared/status-error.js";
 
 const finishReasons = new Set(["stop", "length", "tool_calls", "content_filter"]);
 
@@ -13,7 +14,7 @@ export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new MalformedJson(`upstream answered malformed JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw new MalformedJson(`upstream answered malformed JSON: ${errorText(err)}`);
   }
 }
 

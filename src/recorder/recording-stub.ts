@@ -3,20 +3,17 @@ import type { CallResult } from "../engine/call-result.js";
 import type { Stub } from "../engine/stub.js";
 import type { CompiledScript, DeclaredModel } from "../script/compiled-script.js";
 import { loadScriptText } from "../script/load-script.js";
-import { ScriptError } from "../script/script-error.js";
 import type { DraftEntry, ScriptDraft } from "../script/write-script.js";
 import { Code } from "../shared/status-code.js";
-import { answerEntry, compileRecordedEntry } from "./answer-entry.js";
+import { answerEntry } from "./answer-entry.js";
+import { fitEntry } from "./fit-entry.js";
 import { recordEntry, shutdownEntry, type EntryOptions } from "./record-entry.js";
 import { scrub } from "./redact.js";
 import { ToolIds } from "./tool-ids.js";
 import type { Upstream } from "./upstream.js";
+import { requestMatchOf, type MatchKind } from "../script/request-match-of.js";
+import { PriorEntries, type PriorScript } from "./prior-script.js";
 
-/** A compile error's first problem, without the place (the entry is the recorder's, not a file). */
-const problemOf = (err: unknown) => (err instanceof ScriptError && err.issues[0] ? err.issues[0].message : (err as Error).message.split("\n")[0]!);
-
-/** A reply text longer than this, in UTF-8 bytes, is recorded as a `text_file` beside the script. */
-const textFileFromBytes = 64 * 1024;
 
 /** What the recorder has recorded so far. */
 export interface Recording {
@@ -50,6 +47,18 @@ export interface RecordingStubOptions extends EntryOptions {
   defaultModel: string;
   /** The folder, relative to the script's, that long reply texts go to as `text_file`s (default `replies`). */
   textFileDir?: string;
+  /**
+   * What each entry keeps of the request it answered, as `request:` (record --match): readable
+   * (default), digest, or none (no `request:` and no `replay:`, as before fingerprints).
+   */
+  match?: MatchKind;
+  /**
+   * A script to extend (record --record-mode new-episodes): a request one of its unused entries
+   * matches is answered from that entry, as a cassette answers; the others go upstream and are
+   * appended to their lists. The script written holds its entries, then the new ones, and says
+   * `replay: {mode: unordered}`.
+   */
+  prior?: PriorScript;
   /** Told after every recorded call (the CLI writes the script then). */
   onRecorded?: (recording: Recording) => void;
 }
@@ -71,6 +80,7 @@ export function listingScript(ids: readonly string[]): CompiledScript {
  */
 export function createRecordingStub(o: RecordingStubOptions): Stub & { recording: Recording; cutOffUpstream(): void } {
   const lists = new Map<string, DraftEntry[]>();
+  const matchKind = o.match ?? "readable";
   const ids = new ToolIds();
   let session: string | undefined;
   let calls = 0;
@@ -89,6 +99,15 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
   let queue: Promise<unknown> = Promise.resolve();
   // Aborted when the recorder stops waiting for the upstream at shutdown, to tell that cut from the client's own.
   const shutdown = new AbortController();
+  // The prior script's entries, written back in place, the new recordings after them.
+  const prior = o.prior && new PriorEntries(o.prior);
+  let replayed = 0;
+  const priorEntries = prior?.count ?? 0;
+  if (prior) {
+    for (const [key, entries] of prior.drafts) lists.set(key, entries);
+    for (const id of prior.models) if (!models.includes(id)) models.push(id);
+    if (models.length > 0) declared = listingScript(models).models;
+  }
 
   const recording: Recording = {
     get session() {
@@ -100,12 +119,20 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
     unrecorded,
     textFiles,
     draft(): ScriptDraft {
-      const header = [
+      const header = prior ? [
+        `Extended by \`modelstub record --record-mode new-episodes\` from ${o.upstream.describe}: ${calls} call${calls === 1 ? "" : "s"} of session "${session ?? "default"}", ${replayed} answered from the script, ${calls - replayed} recorded after its entries.`,
+        "Replay: modelstub serve --script FILE; each request is answered by the first unused entry whose request it matches (replay mode unordered).",
+      ] : [
         `Recorded by \`modelstub record\` from ${o.upstream.describe}: ${calls} call${calls === 1 ? "" : "s"} of session "${session ?? "default"}".`,
         `Replay: modelstub serve --script FILE, and send the same requests in order${session && session !== "default" ? ` in session "${session}"` : ""}.`,
       ];
-      const draft: ScriptDraft = { header, name: `recorded from ${o.upstream.describe}`, lists: [...lists].map(([key, entries]) => ({ key, entries })) };
+      const name = prior?.script.input.name ?? `recorded from ${o.upstream.describe}`;
+      const draft: ScriptDraft = { header, name, lists: [...lists].map(([key, entries]) => ({ key, entries, ...(prior?.onExhausted.has(key) ? { onExhausted: prior.onExhausted.get(key)! } : {}) })) };
       if (models.length > 0) draft.models = models.map((id) => ({ id }));
+      // Appended entries come after the ones a replay of the latest conversation may skip: only the cassette's lookup finds them in order.
+      if (prior) draft.replay = { mode: "unordered" };
+      else if (matchKind !== "none") draft.replay = { mode: "strict" };
+      if (prior?.script.input.defaults) draft.defaults = { ...prior.script.input.defaults, ...draft.defaults };
       // With `models:`, a script's default model is the first listed: one named in replies to
       // requests that named none is written out, even modelstub's own.
       if (usedDefaultModel && (o.defaultModel !== "modelstub" || models.length > 0)) draft.defaults = { model: o.defaultModel };
@@ -142,53 +169,28 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
       }
     }
     input.onStart?.({ sequence, startMs: timelineMs });
+    const hit = prior?.take(step, input.request);
+    if (hit) {
+      // Answered from the script, as its replay answers it: the upstream never sees this call.
+      replayed++;
+      const answer = await answerEntry(hit, { session, sequence, ref: hit.ref, model: input.request.model || o.defaultModel, step }, input);
+      timelineMs += answer.declaredMs;
+      o.onRecorded?.(recording);
+      return answer.result;
+    }
     const signal = AbortSignal.any([input.signal, shutdown.signal]);
     const result = await o.upstream.call({ method: input.method, request: ids.toUpstream(input.request), session, step, signal, budgetMs: (input.budgetMs ?? Infinity) - (performance.now() - arrivedAt) });
     const method = input.method === "stream" ? "GenerateStream" : "Generate";
-    const where = `call ${sequence} (${method}${step ? `, step ${step}` : ""}) -> ${o.upstream.describe}`;
+    const where = `${prior ? "new-episodes run, " : ""}call ${sequence} (${method}${step ? `, step ${step}` : ""}) -> ${o.upstream.describe}`;
     // A stream cut off part-way comes back as a hang after its chunks: the shutdown's cut too.
     const cutOff = result.kind === "aborted" || (result.kind === "reply" && result.broke?.then === "hang");
     const cutByShutdown = cutOff && shutdown.signal.aborted && !input.signal.aborted;
     const recorded = cutByShutdown ? shutdownEntry(where) : recordEntry(result, where, o, input.method === "stream");
-    let compiled;
-    // A long text goes beside the script, as a text_file: the script stays small enough to read
-    // and to serve however long the answers (a script holds 512 KiB; a text_file up to 1 MiB).
-    const reply = "reply" in recorded.entry && typeof recorded.entry.reply === "object" ? recorded.entry.reply : undefined;
-    if (reply?.text !== undefined && Buffer.byteLength(reply.text, "utf8") > textFileFromBytes) {
-      const name = `${o.textFileDir ?? "replies"}/call-${sequence}.txt`;
-      textFiles.set(name, reply.text);
-      const { text, ...rest } = reply;
-      recorded.entry = { ...recorded.entry, reply: { ...rest, text_file: name } } as typeof recorded.entry;
-      recorded.comments.push(`its text (${Buffer.byteLength(text, "utf8")} bytes) is in ${name}, beside this script`);
-    }
-    try {
-      compiled = compileRecordedEntry(recorded.entry, textFiles);
-    } catch (err) {
-      const why = problemOf(err);
-      const now = "reply" in recorded.entry && typeof recorded.entry.reply === "object" ? recorded.entry.reply : undefined;
-      if (now?.chunks) {
-        // The upstream's chunks (--keep-chunks) cost a line each: a stream of tens of thousands
-        // of deltas passes the size an entry may hold where its text alone does not. The text
-        // is kept, cut by the words rule, which is also what the client is answered with.
-        const { chunks, ...rest } = now;
-        recorded.entry = { ...recorded.entry, reply: rest } as typeof recorded.entry;
-        recorded.comments.push(`--keep-chunks not kept: the upstream's ${chunks.length} chunks would pass the size an entry may hold (${why}); cut by the words rule`);
-      }
-      try {
-        compiled = compileRecordedEntry(recorded.entry, textFiles);
-      } catch (again) {
-        // An answer past what a script and its text_file may hold (a text over 1 MiB): an error
-        // stands in for it, said to the client, in the script, and by `record`'s exit status.
-        const problem = `the answer cannot be written as a script entry: ${problemOf(again)}`;
-        recorded.comments.push(`not recorded: ${problem}; the client got this error in its place`);
-        recorded.entry = { error: { code: "INTERNAL", message: "modelstub record could not write this reply as a script entry" } };
-        recorded.unrecorded = problem;
-        textFiles.delete(`${o.textFileDir ?? "replies"}/call-${sequence}.txt`);
-        compiled = compileRecordedEntry(recorded.entry);
-      }
-    }
+    const compiled = fitEntry(recorded, `${o.textFileDir ?? "replies"}/call-${sequence + priorEntries}.txt`, textFiles);
     if (recorded.unrecorded !== undefined) unrecorded.push(`${where}: ${recorded.unrecorded}`);
-    list.push({ comments: recorded.comments, entry: recorded.entry });
+    // The request as the client sent it (modelstub's tool call ids, not the upstream's): what a replay gets.
+    const request = requestMatchOf(input.request, matchKind, (t) => scrub(t, o.redaction));
+    list.push({ comments: recorded.comments, entry: request ? { ...recorded.entry, request } : recorded.entry });
     if (result.kind === "reply" && compiled.action.kind === "reply" && compiled.action.reply.toolCalls.length > 0) {
       ids.remember(session, sequence, result.reply.toolCalls.map((c) => c.id));
     }

@@ -10,6 +10,9 @@ import { writeScript } from "../script/write-script.js";
 import { noRedaction, type Redaction } from "./redact.js";
 import { createRecordingStub, listingScript, type Recording } from "./recording-stub.js";
 import type { Upstream } from "./upstream.js";
+import type { MatchKind } from "../script/request-match-of.js";
+import type { PriorScript } from "./prior-script.js";
+import { errorText } from "../shared/status-error.js";
 
 /** Options of a recorder: where it listens, what it forwards to, and how it writes. */
 export interface RecorderOptions {
@@ -27,6 +30,10 @@ export interface RecorderOptions {
   redaction?: Redaction;
   /** The model a reply names when its request names none (default `modelstub`). */
   defaultModel?: string;
+  /** A script to extend (`--record-mode new-episodes`): requests its entries match are answered from it, the others recorded after them. */
+  prior?: PriorScript;
+  /** What each entry keeps of its request (`--match`): readable (default), digest or none. */
+  match?: MatchKind;
   /**
    * Told at once what goes wrong with `out` while recording (a failed write, a script past the
    * size limit), so nobody records for an hour into a file that will not serve; default stderr.
@@ -61,7 +68,7 @@ export class RecorderListenError extends Error {
     readonly address: string,
     readonly error: unknown,
   ) {
-    super(`cannot listen on ${address}: ${error instanceof Error ? error.message : String(error)}`);
+    super(`cannot listen on ${address}: ${errorText(error)}`);
   }
 }
 
@@ -121,6 +128,8 @@ export async function startRecorder(options: RecorderOptions): Promise<RunningRe
     keepChunks: options.keepChunks === true,
     latency: options.latency === true,
     redaction: options.redaction ?? noRedaction,
+    ...(options.match !== undefined ? { match: options.match } : {}),
+    ...(options.prior !== undefined ? { prior: options.prior } : {}),
     // recorded.yaml's long texts go to recorded.replies/call-N.txt.
     ...(options.out !== undefined ? { textFileDir: `${basename(options.out).replace(/\.(ya?ml|json)$/i, "")}.replies` } : {}),
     onRecorded: () => void write(),

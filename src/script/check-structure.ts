@@ -132,3 +132,31 @@ export function checkAliases(doc: Document): StructureProblem[] {
   }
   return problems;
 }
+
+// The tags whose values are JSON's: a script is JSON's data model written as YAML.
+const plainTags = new Set(["str", "int", "float", "bool", "null", "map", "seq"].map((t) => `tag:yaml.org,2002:${t}`));
+
+/**
+ * Values tagged to be something a script cannot hold: YAML 1.1's `!!binary` (bytes), `!!timestamp`
+ * (a date), `!!set` and `!!omap`, and tags of the writer's own (`!thing`). toJS would build a
+ * Uint8Array, a Date, a Set or a Map of them, which no check after this one expects.
+ */
+export function findForeignTags(doc: Document): StructureProblem[] {
+  const problems: StructureProblem[] = [];
+  const stack: unknown[] = [doc.contents];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    const tag = (node as { tag?: string } | null)?.tag;
+    if (tag && !plainTags.has(tag) && !isAlias(node)) {
+      const shown = tag.startsWith("tag:yaml.org,2002:") ? `!!${tag.slice("tag:yaml.org,2002:".length)}` : tag;
+      problems.push({
+        offset: startOf(node as YamlNode),
+        message: `the YAML tag \`${shown}\` makes a value a script cannot hold`,
+        hint: "a script holds texts, numbers, true or false, null, lists and mappings: remove the tag (quote the value to keep it as a text)",
+      });
+      continue;
+    }
+    pushChildren(stack, node, (child) => child);
+  }
+  return problems;
+}

@@ -9,6 +9,7 @@ import { compileChunking, compileLatency } from "./compile-latency.js";
 import { compileArguments } from "./compile-arguments.js";
 import { checkBreak, checkChunks } from "./check-reply-chunks.js";
 import type { Report } from "./report.js";
+import { compileRequestCheck } from "./compile-request-check.js";
 
 const finishReasons: Record<string, FinishReason> = {
   stop: FinishReason.STOP,
@@ -81,8 +82,9 @@ export function compileEntry(
       "an entry answers one way: split it into one entry per action, or remove all but one",
       { key: actions[1]! },
     );
-    return undefined;
   }
+  // Two actions cannot run, but each is still checked: every mistake of the entry in one report.
+  const runnable = actions.length === 1;
   if (e.times !== undefined && e.repeat) {
     report(path, `times: ${e.times} and repeat: true contradict each other`, "keep times for a fixed number of uses, or repeat: true for no limit", { key: "times" });
   }
@@ -135,7 +137,9 @@ export function compileEntry(
   } else {
     action = { kind: "hang" };
   }
+  const request = e.request ? compileRequestCheck(e.request, [...path, "request"], report) : undefined;
+  if (!runnable) return undefined;
   const limit = e.repeat ? Infinity : (e.times ?? 1);
   const summary = `${ref}${e.name ? ` (${e.name})` : ""}: ${matcher ? `when ${matcher.summary}, ` : ""}${describeAction(action)}`;
-  return { ref, name: e.name, limit, limited: !e.repeat, matcher, firstByteMs: latency.first, perChunkMs: latency.per, action, summary };
+  return { ref, name: e.name, limit, limited: !e.repeat, matcher, ...(request ? { request } : {}), firstByteMs: latency.first, perChunkMs: latency.per, action, summary };
 }

@@ -43,14 +43,15 @@ function pointOf(at: FaultRuleInput["at"], path: Path, report: Report): FaultPoi
   const occurrence = at.occurrence ?? 1;
   if (at.call !== undefined) {
     if (at.occurrence !== undefined) report(path, "occurrence goes with step or match, not with call", "call N already names one call: remove occurrence", { key: "occurrence" });
+    if (at.count !== undefined) report(path, "count goes with step or match, not with call", "call N counts every call: remove count", { key: "count" });
     return { kind: "call", call: at.call };
   }
   if (at.step !== undefined) {
     if (at.step !== "" && !stepIdPattern.test(at.step)) report([...path, "step"], `step id ${JSON.stringify(at.step)} cannot be sent: it has characters outside A-Z a-z 0-9 . _ : / - or is longer than 128`, 'use a step id of the script, or "" for the main list');
-    return { kind: "step", step: at.step, occurrence };
+    return { kind: "step", step: at.step, occurrence, clean: at.count === "clean" };
   }
   const compiled = compileMatch(at.match!, [...path, "match"], report);
-  return compiled && { kind: "match", matcher: compiled.matcher, occurrence };
+  return compiled && { kind: "match", matcher: compiled.matcher, occurrence, clean: at.count === "clean" };
 }
 
 function ruleOf(r: FaultRuleInput, i: number, path: Path, report: Report): CompiledFaultRule | undefined {

@@ -6,10 +6,14 @@ import type { FaultPlanInput } from "./fault-plan-schema.js";
 import { ScriptError } from "./script-error.js";
 import { compileHeapMb, compileTimeBudgetMs, maxCompilesWaiting } from "./script-limits.js";
 import type { ScriptInput } from "./script-schema.js";
+import { currentThreadId, threadCpuMs } from "./thread-cpu-time.js";
 
 /*
  * The process's one compile worker (compile-worker.ts) and its queue: a text at a time, under a
  * time budget (a timer here ends the worker) and a heap budget (V8's resource limit ends it).
+ * The time budget is the worker thread's CPU time where Linux reports it (thread-cpu-time.ts),
+ * so a loaded machine refuses what a quiet one accepts only past a wall-clock cap many times the
+ * budget; elsewhere it is wall time.
  * Started on the first text; ended once no holder needs it (holdWorker, releaseWorker). Idle, it
  * is unref'd: a forgotten holder keeps no process alive.
  */
@@ -28,6 +32,8 @@ let worker: Worker | undefined;
 /** The heap budget the worker was started with: a changed budget takes a new worker. */
 let workerHeapMb = 0;
 let running: (Pending & { timer: NodeJS.Timeout }) | undefined;
+/** The worker thread's id, once it said (compile-worker.ts): its CPU time is what the budget counts. */
+let workerThreadId: number | undefined;
 const waiting: Pending[] = [];
 let nextId = 1;
 
@@ -60,6 +66,7 @@ function finish(settle: (p: Pending) => void): void {
 function stopWorker(): Promise<void> {
   const w = worker;
   worker = undefined;
+  workerThreadId = undefined;
   if (w) {
     w.removeAllListeners();
     // An error while it stops (it may already be out of memory) concerns nobody now.
@@ -71,8 +78,18 @@ function stopWorker(): Promise<void> {
 
 function startWorker(): Worker {
   // Node's default stack (4 MiB) holds the 64 levels a text may nest; the heap is the budget.
-  const w = new Worker(workerFile(), { resourceLimits: { maxOldGenerationSizeMb: compileBudget.heapMb, stackSizeMb: 4 } });
+  // The worker inherits the process's Node options, but `--input-type` (a program given as
+  // `node --input-type=module -e ...`) makes Node refuse to start a worker from a file: then, and
+  // only then, the options are given without it (given explicitly, they are checked as a
+  // worker's, and process-wide ones like --expose-gc would be refused).
+  const inputType = (a: string, i: number, all: string[]) => a.startsWith("--input-type") || all[i - 1] === "--input-type";
+  const execArgv = process.execArgv.some(inputType) ? { execArgv: process.execArgv.filter((a, i, all) => !inputType(a, i, all)) } : {};
+  const w = new Worker(workerFile(), { ...execArgv, resourceLimits: { maxOldGenerationSizeMb: compileBudget.heapMb, stackSizeMb: 4 } });
   w.on("message", (answer: CompileAnswer) => {
+    if ("threadId" in answer) {
+      if (worker === w) workerThreadId = answer.threadId;
+      return;
+    }
     if (!running || answer.id !== running.job.id) return;
     finish((p) => ("input" in answer ? p.resolve(answer.input) : p.reject(new ScriptError(answer.issues, answer.what))));
   });
@@ -114,13 +131,50 @@ function runNext(): void {
     return runNext();
   }
   w.ref();
-  const timer = setTimeout(() => {
-    void stopWorker();
-    const what = next.job.kind === "script" ? "script" : "fault plan";
-    finish((p) => p.reject(refusal(p.job, `checking the ${what} took longer than ${compileBudget.timeMs / 1000} s (its budget), so it was refused`, `simplify it or split it into smaller ${what}s; every other session went on`)));
-  }, compileBudget.timeMs);
-  running = { ...next, timer };
+  running = { ...next, timer: budgetTimer(next) };
   w.postMessage(next.job);
+}
+
+/** Whether this system reports a thread's CPU time (Linux): if not, the budget is wall time. */
+const threadCpuReadable = currentThreadId() !== undefined;
+
+/**
+ * The wall time a compile may take however little CPU it got: this many times the budget, and
+ * never less than wallCapFloorMs, so that a new worker starting on a busy machine (tens of ms of
+ * wall time before it runs a line) is judged by the CPU it used, whatever the budget.
+ */
+const wallCapFactor = 12;
+const wallCapFloorMs = 2_000;
+
+/**
+ * The running job's budget timer: when the budget's time has passed, the worker is ended if its
+ * thread used the budget in CPU time (or, with no CPU time to read, at once); otherwise the timer
+ * waits for the rest, up to the wall-clock cap.
+ */
+function budgetTimer(job: Pending): NodeJS.Timeout {
+  const what = job.job.kind === "script" ? "script" : "fault plan";
+  const budgetMs = compileBudget.timeMs;
+  const started = performance.now();
+  const wallCapMs = Math.max(budgetMs * wallCapFactor, wallCapFloorMs);
+  // A worker started for this job has not said its thread id yet: its CPU time so far is all this job's.
+  const cpuAtStart = workerThreadId === undefined ? 0 : threadCpuMs(workerThreadId);
+  const refuse = (why: string) => {
+    void stopWorker();
+    finish((p) => p.reject(refusal(p.job, `checking the ${what} ${why}, so it was refused`, `simplify it or split it into smaller ${what}s; every other session went on`)));
+  };
+  const check = (): void => {
+    if (!threadCpuReadable || cpuAtStart === undefined) return refuse(`took longer than ${budgetMs / 1000} s (its budget)`);
+    // A worker that has not said its thread id yet is still starting: it has used none of the budget.
+    const cpuNow = workerThreadId === undefined ? 0 : threadCpuMs(workerThreadId);
+    if (cpuNow === undefined) return refuse(`took longer than ${budgetMs / 1000} s (its budget)`);
+    const used = cpuNow - cpuAtStart;
+    if (used >= budgetMs) return refuse(`used more than ${budgetMs / 1000} s of CPU time (its budget)`);
+    const wall = performance.now() - started;
+    if (wall >= wallCapMs) return refuse(`was not done after ${wallCapMs / 1000} s of wall time (its budget is ${budgetMs / 1000} s of CPU time; the machine is very busy)`);
+    // At least one clock tick (10 ms) apart: the CPU time moves in ticks.
+    if (running?.job === job.job) running.timer = setTimeout(check, Math.min(Math.max(budgetMs - used, 10), wallCapMs - wall));
+  };
+  return setTimeout(check, budgetMs);
 }
 
 /** A job as a caller gives it: the queue numbers it. */

@@ -1,6 +1,8 @@
-import { RE2JS } from "re2js";
+import { createRequire } from "node:module";
+import type { RE2JS } from "re2js";
 import { maxRegexChars, maxRegexInputChars, maxRegexProgram } from "./script-limits.js";
 import { programBound, translateRegex, type RegexProblem } from "./translate-regex.js";
+import { errorText } from "../shared/status-error.js";
 
 /**
  * A script's `match.regex`, compiled for a linear-time engine. JavaScript's own engine
@@ -19,9 +21,21 @@ export interface ScriptRegex {
   exec(text: string): RegExpExecArray | null;
 }
 
+let re2: typeof RE2JS | undefined;
+
+/**
+ * re2js, loaded the first time a script has a regex rather than with the library: it is the
+ * largest module the script checker reaches (Unicode tables built at load), and most scripts
+ * match without a regex (issue 31, import cost). require() is synchronous, as compiling a script
+ * is; re2js ships a CommonJS build beside its ES module, and is a dependency of the package.
+ */
+function re2js(): typeof RE2JS {
+  return (re2 ??= (createRequire(import.meta.url)("re2js") as typeof import("re2js")).RE2JS);
+}
+
 /** RE2's "error parsing regexp: missing closing ): `x(`" as "missing closing )". */
 function re2Reason(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
+  const text = errorText(err);
   return text.replace(/^error parsing regexp: /, "").replace(/: `[\s\S]*`$/, "");
 }
 
@@ -41,9 +55,10 @@ export function compileRegex(source: string, ignoreCase: boolean): { regex: Scri
   if (!("pattern" in translated)) return { problem: translated };
   const bound = programBound(source);
   if (bound > 4 * maxRegexProgram) return { problem: tooLarge(`more than ${4 * maxRegexProgram}`) };
+  const RE2 = re2js();
   let re: RE2JS;
   try {
-    re = RE2JS.compile(translated.pattern, ignoreCase ? RE2JS.CASE_INSENSITIVE : 0);
+    re = RE2.compile(translated.pattern, ignoreCase ? RE2.CASE_INSENSITIVE : 0);
   } catch (err) {
     return { problem: { message: `invalid regex: /${source}/: ${re2Reason(err)}`, hint: "match.regex is a JavaScript regex: escape a literal ( ) [ ] { } . * + ? with a backslash" } };
   }

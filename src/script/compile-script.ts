@@ -90,6 +90,7 @@ export function* compileScriptInSteps(input: ScriptInput, source: string, report
     lists,
     entryCount,
   };
+  if (input.replay?.mode !== undefined) script.replayMode = input.replay.mode;
   if (input.faults !== undefined) {
     script.faults = yield* compileFaultPlanInSteps(input.faults, ["faults"], script.name, report);
     for (const p of checkPlanSteps(script.faults, script)) report(["faults", ...p.path], p.message, p.hint);

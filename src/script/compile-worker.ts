@@ -1,4 +1,5 @@
 import { parentPort } from "node:worker_threads";
+import { currentThreadId } from "./thread-cpu-time.js";
 import { checkFaultPlanText } from "./load-fault-plan.js";
 import { checkScriptText } from "./load-script.js";
 import { textFilesIn } from "./resolve-text-files.js";
@@ -19,8 +20,9 @@ export type CompileJob =
   | { id: number; kind: "script"; text: string; file: string; textFilesFrom?: string }
   | { id: number; kind: "plan"; text: string; file: string; script?: { name: string; steps: string[] } };
 
-/** The worker's answer: the validated input, or the problems of the text. */
+/** The worker's answer: the validated input, or the problems of the text; first of all, its thread id (thread-cpu-time.ts). */
 export type CompileAnswer =
+  | { threadId: number }
   | { id: number; input: ScriptInput | FaultPlanInput }
   | { id: number; issues: ScriptIssue[]; what: "script" | "fault plan" };
 
@@ -36,4 +38,7 @@ function check(job: CompileJob): CompileAnswer {
   }
 }
 
+// The thread id first, so that the time budget counts this thread's CPU time.
+const threadId = currentThreadId();
+if (threadId !== undefined) parentPort?.postMessage({ threadId } satisfies CompileAnswer);
 parentPort?.on("message", (job: CompileJob) => parentPort!.postMessage(check(job)));

@@ -7,6 +7,7 @@ import type { FaultKind } from "../../gen/modelstub/v1/episode_pb.js";
 import type { FinishReason, Message } from "../../gen/modelstub/v1/model_pb.js";
 import type { Chunking } from "../shared/split-chunks.js";
 import type { ScriptRegex } from "./compile-regex.js";
+import type { RequestFingerprint } from "../shared/request-fingerprint.js";
 
 export type { Chunking };
 
@@ -61,6 +62,22 @@ export interface Matcher {
   /** The whole matcher in words: `contains "weather", turn 1`. */
   readonly summary: string;
   readonly regex: ScriptRegex | undefined;
+}
+
+/** How a replay holds requests to the entries' recorded `request:` (docs/record.md). */
+export type ReplayMode = "strict" | "unordered" | "order-only";
+
+/** What a request check reads of a call's request, each computed once, when first asked. */
+export interface RequestFacts {
+  fingerprint(): RequestFingerprint;
+  /** `sha256:HEX` of the canonical request. */
+  digest(): string;
+}
+
+/** A compiled `request:`: the recorded request an entry answered, compared with a call's. */
+export interface RequestCheck {
+  /** How the call's request differs from the recorded one, in words; empty when it matches. */
+  differences(facts: RequestFacts): string[];
 }
 
 /** A status a call ends with, as data: the transports turn it into a wire status. */
@@ -118,6 +135,8 @@ export interface CompiledEntry {
   /** Whether verify lists it while unused (repeating entries are never "pending"). */
   limited: boolean;
   matcher: Matcher | undefined;
+  /** The recorded request (`request:`), which the replay mode holds calls to; undefined when none. */
+  request?: RequestCheck | undefined;
   firstByteMs: number;
   perChunkMs: number;
   action: Action;
@@ -167,11 +186,15 @@ export interface CompiledFault {
   kind: FaultKind;
 }
 
-/** Where a rule strikes. Counting is per episode, in call-sequence order. */
+/**
+ * Where a rule strikes. Counting is per episode, in call-sequence order. `clean` (`count: clean`)
+ * counts only the calls no fault struck that left the script's entry in place, so occurrence K
+ * is the K-th call of the clean run even after earlier faults caused retries.
+ */
 export type FaultPoint =
   | { kind: "call"; call: number }
-  | { kind: "step"; step: string; occurrence: number }
-  | { kind: "match"; matcher: Matcher; occurrence: number };
+  | { kind: "step"; step: string; occurrence: number; clean: boolean }
+  | { kind: "match"; matcher: Matcher; occurrence: number; clean: boolean };
 
 export interface CompiledFaultRule {
   /** Its place in the plan's `rules` (a rule that did not compile leaves a gap). */
@@ -219,6 +242,8 @@ export interface CompiledScript {
   defaultModel: string;
   lists: ReadonlyMap<string, CompiledList>;
   entryCount: number;
+  /** The script's `replay.mode`; undefined when it sets none (strict). */
+  replayMode?: ReplayMode | undefined;
   /** The script's `faults:` section: the plan every session starts with. */
   faults?: CompiledFaultPlan | undefined;
 }

@@ -13,7 +13,7 @@ import type { FaultPlanInput, FaultRuleInput } from "./fault-plan-schema.js";
  */
 
 /** The failures a matrix crosses positions with. */
-export const matrixKinds = ["unavailable", "internal", "resource-exhausted", "timeout", "hang", "break", "drop"] as const;
+export const matrixKinds = ["unavailable", "internal", "resource-exhausted", "timeout", "hang", "break", "drop", "crash"] as const;
 export type MatrixKind = (typeof matrixKinds)[number];
 
 /** Kinds that only a streamed call can suffer: they are skipped at positions known to be Generate. */
@@ -41,6 +41,12 @@ export interface MatrixOptions {
   kinds: readonly MatrixKind[];
   /** Two faults per plan, at every pair of distinct positions, in place of one. */
   pairs?: boolean;
+  /**
+   * Occurrences count the clean run's calls (`count: clean` on every rule): with pairs, the
+   * second fault strikes the call that was at its position in the clean run, not a retry the
+   * first fault caused. Changes the plans' digests, so their ids.
+   */
+  cleanPositions?: boolean;
 }
 
 /** One position per recorded call of the episode, in call order. */
@@ -120,12 +126,14 @@ function kindWords(kind: MatrixKind): string {
   if (kind in errorCodes) return errorCodes[kind as keyof typeof errorCodes];
   if (kind === "break") return "stream broken after 1 chunk, then UNAVAILABLE";
   if (kind === "drop") return "stream dropped after 1 chunk";
+  if (kind === "crash") return "crash (held; the executor is killed and restarted)";
   return kind;
 }
 
 /** The rule that applies `kind` at `p`. */
-export function matrixRule(p: MatrixPosition, kind: MatrixKind): FaultRuleInput {
-  const at = { step: p.step, occurrence: p.occurrence };
+export function matrixRule(p: MatrixPosition, kind: MatrixKind, clean = false): FaultRuleInput {
+  // `count: clean`: the occurrence is the clean run's, whatever retries earlier faults caused.
+  const at = clean ? { step: p.step, occurrence: p.occurrence, count: "clean" as const } : { step: p.step, occurrence: p.occurrence };
   switch (kind) {
     case "unavailable":
     case "internal":
@@ -134,6 +142,9 @@ export function matrixRule(p: MatrixPosition, kind: MatrixKind): FaultRuleInput 
     case "timeout":
       return { at, timeout: true };
     case "hang":
+    // A crash is a held call: `matrix run` kills the executor once it arrives (WatchSession).
+    // eslint-disable-next-line no-fallthrough
+    case "crash":
       return { at, hang: true };
     case "break":
       return { at, break: { after_chunks: 1, then: "error" } };
@@ -151,8 +162,8 @@ function sanitize(text: string): string {
   return text.replace(/[^A-Za-z0-9._-]/g, "_");
 }
 
-function planOf(faults: readonly [MatrixPosition, MatrixKind][]): MatrixPlan {
-  const rules = faults.map(([p, k]) => matrixRule(p, k));
+function planOf(faults: readonly [MatrixPosition, MatrixKind][], clean = false): MatrixPlan {
+  const rules = faults.map(([p, k]) => matrixRule(p, k, clean));
   // The digest covers the plan without its name (the name is the id, made from the digest).
   const digest = createHash("sha256").update(canonicalJson({ version: 1, rules })).digest("hex").slice(0, 8);
   const id = `${faults.map(([p, k]) => sanitize(`${p.step === "" ? "main" : p.step}.${p.occurrence}.${k}`)).join("+")}-${digest}`;
@@ -179,12 +190,13 @@ export function* eachMatrixPlan(options: MatrixOptions): Generator<MatrixPlan> {
   checkOptions(options);
   const { positions, kinds } = options;
   if (!options.pairs) {
-    for (const p of positions) for (const k of kindsAt(p, kinds)) yield planOf([[p, k]]);
+    for (const p of positions) for (const k of kindsAt(p, kinds)) yield planOf([[p, k]], options.cleanPositions === true);
     return;
   }
+  const clean = options.cleanPositions === true;
   for (let i = 0; i < positions.length; i++) {
     for (let j = i + 1; j < positions.length; j++) {
-      for (const a of kindsAt(positions[i]!, kinds)) for (const b of kindsAt(positions[j]!, kinds)) yield planOf([[positions[i]!, a], [positions[j]!, b]]);
+      for (const a of kindsAt(positions[i]!, kinds)) for (const b of kindsAt(positions[j]!, kinds)) yield planOf([[positions[i]!, a], [positions[j]!, b]], clean);
     }
   }
 }
@@ -218,4 +230,20 @@ export function unknownPositionSteps(positions: readonly MatrixPosition[], scrip
   const missing = [...new Set(positions.map((p) => p.step).filter((s) => !script.lists.has(s)))];
   const names = [...script.lists.keys()].map((s) => (s === "" ? '"" (the main list)' : s)).join(", ");
   return missing.map((s) => `the script ${JSON.stringify(script.name)} has no ${s === "" ? "main list" : `step ${JSON.stringify(s)}`}: its lists are ${names}`);
+}
+
+/**
+ * `--positions` picked among an episode's calls (`--from-episode` with `--positions`): each
+ * given position takes the episode's call (its sequence and method, so break and drop go only
+ * to streamed calls). Throws naming a position the episode has no call for.
+ */
+export function selectPositions(given: readonly MatrixPosition[], fromEpisode: readonly MatrixPosition[]): MatrixPosition[] {
+  const byKey = new Map(fromEpisode.map((p) => [`${p.step}:${p.occurrence}`, p]));
+  return given.map((p) => {
+    const hit = byKey.get(`${p.step}:${p.occurrence}`);
+    if (hit) return hit;
+    const calls = fromEpisode.filter((e) => e.step === p.step).length;
+    const where = p.step === "" ? "the main list" : `step ${JSON.stringify(p.step)}`;
+    throw new Error(`the episode has no call ${p.step}:${p.occurrence}: it made ${calls} call${calls === 1 ? "" : "s"} on ${where}`);
+  });
 }

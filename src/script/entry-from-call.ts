@@ -29,7 +29,8 @@ const finishNames: Partial<Record<FinishReason, "stop" | "length" | "tool_calls"
 
 /** The status of a call as the script's `error:` mapping: code name, message, trailers in order. */
 export function errorOf(status: { code: number; message: string; trailers: readonly { key: string; value: string }[] }): ErrorInput {
-  const out: ErrorInput = { code: codeName(status.code) };
+  // A recorded status is one of the names (CODE_<n> for one outside the table, which loading refuses).
+  const out: ErrorInput = { code: codeName(status.code) as ErrorInput["code"] };
   if (status.message) out.message = status.message;
   if (status.trailers.length > 0) out.trailers = Object.fromEntries(status.trailers.map((t) => [t.key, t.value]));
   return out;

@@ -3,6 +3,7 @@ import { entryFromCall, type CallEntry } from "./entry-from-call.js";
 import type { EntryInput } from "./script-schema.js";
 import { oversizeProblem } from "./write-script-file.js";
 import { writeScript, type DraftEntry, type DraftList, type ScriptDraft } from "./write-script.js";
+import { requestMatchOf, type MatchKind } from "./request-match-of.js";
 
 /** A script made from an episode, and the calls it cannot reproduce byte for byte. */
 export interface EpisodeScript {
@@ -48,9 +49,12 @@ function placed(label: string, calls: { call: EpisodeCall; entry: CallEntry }[])
       const { times, ...kept } = d.entry;
       if (answerKey(kept) !== answerKey(entry.entry)) return undefined;
       // A stream's chunking and break point are its own; a unary call's are free, so the place keeps a stream's.
+      // One entry answered several requests: it keeps a `request:` only if they were all the same.
+      const sameRequest = JSON.stringify(d.entry.request) === JSON.stringify(entry.entry.request);
       if (unaryOnly && !unary) d.entry = { ...entry.entry };
-      const { name, match, times: _, ...after } = d.entry;
-      d.entry = { ...(name !== undefined ? { name } : {}), ...(match ? { match } : {}), times: (times ?? 1) + 1, ...after };
+      const { name, match, times: _, request, ...after } = d.entry;
+      d.entry = { ...(name !== undefined ? { name } : {}), ...(match ? { match } : {}), times: (times ?? 1) + 1, ...after, ...(request && sameRequest ? { request } : {}) };
+      if (request && !sameRequest) d.comments.push("written without request: it answered different requests in the recording");
       d.comments.push(...commentsOf(entry));
       unaryOnly &&= unary;
       continue;
@@ -68,7 +72,7 @@ function placed(label: string, calls: { call: EpisodeCall; entry: CallEntry }[])
  * (its chunks and chunking, and where a break cuts it), which a unary call leaves free.
  */
 function answerKey(entry: EntryInput): string {
-  const { reply, break: brk, ...rest } = entry;
+  const { reply, break: brk, request: _, ...rest } = entry;
   const r = typeof reply === "object" ? { ...reply, chunks: undefined, chunking: undefined } : reply;
   return JSON.stringify({ ...rest, reply: r, break: brk && { ...brk, after_chunks: undefined } });
 }
@@ -82,12 +86,15 @@ function answerKey(entry: EntryInput): string {
  * and placeholders that never answer in the gaps), so `entry` reads the same too. What cannot
  * round-trip exactly is listed in `problems` and in the script's comments.
  */
-export function scriptFromEpisode(episode: Episode, source: string): EpisodeScript {
+export function scriptFromEpisode(episode: Episode, source: string, match: MatchKind = "readable"): EpisodeScript {
   const problems: string[] = [];
   const byList = new Map<string, { call: EpisodeCall; entry: CallEntry }[]>();
   const models = new Set<string>();
   for (const call of episode.calls) {
     const entry = entryFromCall(call);
+    // The request it answered, kept last in the entry: a replay holds each request to it.
+    const request = call.request && requestMatchOf(call.request, match);
+    if (request) entry.entry = { ...entry.entry, request };
     for (const p of entry.problems) problems.push(`call ${call.sequence}: ${p}`);
     if (entry.defaultModel !== undefined) models.add(entry.defaultModel);
     let list = byList.get(call.stepId);
@@ -117,6 +124,7 @@ export function scriptFromEpisode(episode: Episode, source: string): EpisodeScri
   const draft: ScriptDraft = { header: header(), name: `from-episode ${episode.session}`, lists };
   const model = [...models][0];
   if (model !== undefined && model !== "modelstub") draft.defaults = { model };
+  if (match !== "none") draft.replay = { mode: "strict" };
   let text = writeScript(draft);
   const oversize = oversizeProblem(text);
   if (oversize) {

@@ -18,6 +18,10 @@ export const FaultAtSchema = z
     step: z.string().optional().describe('Calls with this step id ("" for the main list); with occurrence, the K-th of them.'),
     match: MatchSchema.optional().describe("Calls whose request matches (the script's match conditions); with occurrence, the K-th of them."),
     occurrence,
+    count: z
+      .enum(["all", "clean"])
+      .optional()
+      .describe("With step or match: which calls the occurrence counts. all (default): every call, retries included. clean: only calls no fault struck, so occurrence K is the K-th call of the clean run."),
   })
   .describe("Where the rule strikes: {call: N}, {step: S, occurrence: K} or {match: {...}, occurrence: K}.");
 

@@ -3,8 +3,7 @@ import { compileFaultPlan } from "./compile-fault-plan.js";
 import { faultPlanNameOf } from "./fault-plan-name.js";
 import type { CompiledFaultPlan } from "./compiled-script.js";
 import { FaultPlanSchema, type FaultPlanInput } from "./fault-plan-schema.js";
-import { onlyScriptErrors, readSourceFile, sortIssues, validateText } from "./load-script.js";
-import type { Report } from "./report.js";
+import { collectingReport, onlyScriptErrors, readSourceFile, sortIssues, validateText } from "./load-script.js";
 import { ScriptError, type ScriptIssue } from "./script-error.js";
 
 /**
@@ -25,12 +24,12 @@ export function checkFaultPlanText(text: string, file: string, script?: ScriptSt
 }
 
 function loadFaultPlan(text: string, file: string, script: ScriptSteps | undefined): { plan: CompiledFaultPlan; input: FaultPlanInput } {
-  const { input, toIssue } = validateText(text, file, FaultPlanSchema, {
+  const { input, toIssue, refused } = validateText(text, file, FaultPlanSchema, {
     message: "the fault plan is empty",
     hint: "a fault plan is a mapping with `rules:` (faults at chosen points) or `chaos:` (a seed and rates)",
   });
-  const issues: ScriptIssue[] = [];
-  const report: Report = (path, message, hint, where) => issues.push(toIssue({ path, message, ...(hint ? { hint } : {}), ...where }));
+  const issues: ScriptIssue[] = [...(refused?.issues ?? [])];
+  const report = collectingReport(issues, toIssue, refused);
   const plan = compileFaultPlan(input, [], faultPlanNameOf(file), report);
   if (script && issues.length === 0) for (const p of checkPlanSteps(plan, script)) report(p.path, p.message, p.hint);
   if (issues.length > 0) throw new ScriptError(sortIssues(issues), "fault plan");

@@ -1,7 +1,7 @@
 import { dirname } from "node:path";
 import type { z } from "zod";
 import { isScalar, LineCounter } from "yaml";
-import { checkAliases, findTooDeep, tooDeepAt } from "./check-structure.js";
+import { checkAliases, findForeignTags, findTooDeep, tooDeepAt } from "./check-structure.js";
 import { compileScript } from "./compile-script.js";
 import type { Report } from "./report.js";
 import type { CompiledScript } from "./compiled-script.js";
@@ -13,6 +13,7 @@ import { locate, offsetOf, pathAt } from "./locate.js";
 import { ScriptError, type ScriptIssue } from "./script-error.js";
 import { parseYamlBounded } from "./parse-yaml-bounded.js";
 import { readSourceFile, sizeIssue } from "./read-source-file.js";
+import { echoesRepair, repairInput, type Reparse } from "./repair-input.js";
 import { resolveTextFiles, textFilesIn, type TextFileReader } from "./resolve-text-files.js";
 import { ScriptSchema, type ScriptInput } from "./script-schema.js";
 
@@ -84,7 +85,7 @@ export function onlyScriptErrors<T>(file: string, what: "script" | "fault plan",
 }
 
 /** A script text as the schema validated it (what compileScript takes), and how to place a problem. */
-function validateScript(text: string, file: string): { input: ScriptInput; toIssue: (p: PathIssue) => ScriptIssue } {
+function validateScript(text: string, file: string): { input: ScriptInput; toIssue: (p: PathIssue) => ScriptIssue; refused?: Refused } {
   return validateText(text, file, ScriptSchema, { message: "the script is empty", hint: "a script is a mapping with `entries:` (a list of replies) or `steps:`" });
 }
 
@@ -98,7 +99,7 @@ export function validateText<S extends z.ZodType>(
   file: string,
   schema: S,
   empty: { message: string; hint: string },
-): { input: z.output<S>; toIssue: (p: PathIssue) => ScriptIssue } {
+): { input: z.output<S>; toIssue: (p: PathIssue) => ScriptIssue; refused?: Refused } {
   // Before parsing, which costs about a second per MiB and 100 times the script in memory.
   const tooBig = sizeIssue(Buffer.byteLength(text, "utf8"), file);
   if (tooBig) throw new ScriptError([tooBig]);
@@ -167,12 +168,44 @@ export function validateText<S extends z.ZodType>(
   // Aliases are checked here rather than by toJS, which throws without saying where.
   const aliasProblems = checkAliases(doc);
   if (aliasProblems.length > 0) throw new ScriptError(sortIssues(aliasProblems.map((p) => issue(p.offset, pathAt(doc, p.offset), p.message, p.hint))));
+  const tagProblems = findForeignTags(doc);
+  if (tagProblems.length > 0) throw new ScriptError(sortIssues(tagProblems.map((p) => issue(tagStart(text, p.offset), pathAt(doc, p.offset), p.message, p.hint))));
   const input: unknown = doc.toJS({ maxAliasCount: -1 });
   const valid = schema.safeParse(input);
-  if (!valid.success) {
-    throw new ScriptError(sortIssues(explainZodIssues(valid.error.issues, input, schema).map(toIssue)));
-  }
-  return { input: valid.data, toIssue };
+  if (valid.success) return { input: valid.data, toIssue };
+  const refused = explainZodIssues(valid.error.issues, input, schema);
+  // The compiler still checks what the schema accepted: every mistake in one run, not the first kind.
+  const reparse: Reparse = (value) => {
+    const again = schema.safeParse(value);
+    return again.success ? { data: again.data } : { issues: explainZodIssues(again.error.issues, value, schema, [], { guesses: 0 }) };
+  };
+  const repaired = repairInput(input, refused, reparse);
+  if (!repaired) throw new ScriptError(sortIssues(refused.map(toIssue)));
+  return { input: repaired.data as z.output<S>, toIssue, refused: { issues: refused.map(toIssue), removed: repaired.removed, originalPath: repaired.originalPath } };
+}
+
+/** What the schema refused, once the rest of the input was repaired to be checked further. */
+export interface Refused {
+  /** The schema's problems, located. */
+  issues: ScriptIssue[];
+  /** Original paths of what the repair took out. */
+  removed: (string | number)[][];
+  /** The original path of a path of the repaired input. */
+  originalPath(path: readonly (string | number)[]): (string | number)[];
+}
+
+/**
+ * A Report that collects the compiler's problems into `issues`. After a repair, paths of the
+ * repaired input are turned back into the file's, and a problem at or above something taken out
+ * is left out: it may only echo what the schema already refused.
+ */
+export function collectingReport(issues: ScriptIssue[], toIssue: (p: PathIssue) => ScriptIssue, refused: Refused | undefined): Report {
+  return (path, message, hint, where) => {
+    const original = refused ? refused.originalPath(where?.key !== undefined ? [...path, where.key] : path) : path;
+    if (refused && echoesRepair(original, refused.removed)) return;
+    const at = refused && where?.key !== undefined ? original.slice(0, -1) : original;
+    issues.push(toIssue({ path: at, message, ...(hint ? { hint } : {}), ...where }));
+  };
 }
 
 /**
@@ -184,12 +217,13 @@ export function validatedScriptInput(text: string, file: string): ScriptInput {
 }
 
 function loadScript(text: string, file: string, readTextFile: TextFileReader | undefined): { script: CompiledScript; input: ScriptInput } {
-  const { input, toIssue } = validateScript(text, file);
+  const { input, toIssue, refused } = validateScript(text, file);
+  const issues: ScriptIssue[] = [...(refused?.issues ?? [])];
+  const report = collectingReport(issues, toIssue, refused);
   // Before compiling: a reply's text_file becomes its text, compiled as a text in the script is.
   const unread = resolveTextFiles(input, readTextFile);
-  if (unread.length > 0) throw new ScriptError(sortIssues(unread.map((p) => toIssue({ path: p.path, message: p.message, hint: p.hint }))));
-  const issues: ScriptIssue[] = [];
-  const report: Report = (path, message, hint, where) => issues.push(toIssue({ path, message, ...(hint ? { hint } : {}), ...where }));
+  for (const p of unread) report(p.path, p.message, p.hint);
+  if (unread.length > 0) throw new ScriptError(sortIssues(issues));
   const script = compileScript(input, file, report);
   if (issues.length > 0) throw new ScriptError(sortIssues(issues));
   return { script, input };
@@ -205,4 +239,12 @@ export { readSourceFile };
 /** Loads a script file (YAML or JSON); a missing or unreadable file is a ScriptError too. */
 export async function loadScriptFile(path: string): Promise<CompiledScript> {
   return loadScriptText(await readSourceFile(path), path, textFilesIn(dirname(path)));
+}
+
+/** Where the tag before the value at `offset` starts (the value's own start without one on its line). */
+function tagStart(text: string, offset: number): number {
+  let bang = text.lastIndexOf("!", offset);
+  if (bang < 0 || text.slice(bang, offset).includes("\n")) return offset;
+  while (bang > 0 && text[bang - 1] === "!") bang--;
+  return bang;
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { maxUint32 } from "./script-limits.js";
-import { codeNames } from "../shared/status-code.js";
+import { codeNames, type CodeName } from "../shared/status-code.js";
 
 /*
  * The pieces of the script format that fault plans speak too (a duration, a latency, a status,
@@ -36,10 +36,16 @@ export const LatencySchema = z
 
 const metadataKey = /^[a-z][a-z0-9._-]*$/;
 
+/** The names a script may end a call with: every status but OK. */
+type ErrorCodeName = Exclude<CodeName, "OK">;
+// Typed as the names themselves, so a script or plan written as an object in TypeScript
+// (ScriptObject, FaultPlanObject) refuses `code: "UNAVAILIBLE"` at compile time.
+const errorCodeNames = codeNames.filter((n): n is ErrorCodeName => n !== "OK") as [ErrorCodeName, ...ErrorCodeName[]];
+
 /** A status to end a call with. */
 export const ErrorSchema = z.strictObject({
   code: z
-    .union([z.enum(codeNames.filter((n) => n !== "OK") as [string, ...string[]]), z.int().min(1).max(16)], {
+    .union([z.enum(errorCodeNames), z.int().min(1).max(16)], {
       error: `expected a gRPC status code name (${codeNames.slice(1).join(", ")}) or a number from 1 to 16`,
     })
     .describe("gRPC status code, by name (UNAVAILABLE) or number (14)."),
@@ -74,3 +80,50 @@ export const MatchSchema = z.strictObject({
     .describe("true: the last message is a tool result; a name: a result of that tool; false: not a tool result."),
   turn: z.int().nonnegative().optional().describe("The number of assistant messages before this call: 0 on the first call."),
 }).describe("Conditions on the request; all given ones must hold. No match: any request.");
+
+const sha256Hex = /^[0-9a-f]{64}$/;
+
+/** A recorded text: the text itself, or, for a long one, its SHA-256 and how it begins. */
+const RecordedTextSchema = z
+  .union(
+    [
+      z.string(),
+      z.strictObject({
+        sha256: z.string().regex(sha256Hex, { error: "expected the text's SHA-256 as 64 lowercase hex digits" }).describe("The SHA-256 of the text's UTF-8 bytes, in lowercase hex."),
+        begins: z.string().optional().describe("How the text begins, for people and for the replay's diff; not compared."),
+      }),
+    ],
+    { error: "expected a text, or a mapping {sha256, begins} for a long one" },
+  )
+  .describe("A text the request must hold exactly: as written, or a long one by its SHA-256 ({sha256, begins}).");
+
+/**
+ * What a recorded entry remembers of the request it answered (`modelstub record`, `script
+ * from-episode`): readably, or as the digest of the canonical request. A replay refuses a
+ * request that differs (docs/record.md).
+ */
+export const RequestMatchSchema = z
+  .strictObject({
+    digest: z
+      .string()
+      .regex(/^sha256:[0-9a-f]{64}$/, { error: "expected sha256: and 64 lowercase hex digits, as record --match digest writes it" })
+      .optional()
+      .describe("sha256:HEX of the canonical request (record --match digest); alone, in place of the readable keys."),
+    last_user: RecordedTextSchema.optional().describe("The last user message's text (left out: the request has none, or an empty one)."),
+    tool_results: z
+      .array(
+        z.strictObject({
+          tool: z.string().describe("The tool the result answers (the name of the call its id points to, else its own name)."),
+          content: RecordedTextSchema.describe("The result's text."),
+        }),
+      )
+      .optional()
+      .describe("The tool results after the last assistant message, in order (left out: none)."),
+    tools: z.array(z.string()).optional().describe("The names of the tools offered, in order (left out: none)."),
+  })
+  .describe("The request this entry was recorded for: a replay refuses a request that differs, as its replay mode says.");
+
+/** How a replay holds requests to the entries' recorded `request:`. */
+export const ReplayModeSchema = z
+  .enum(["strict", "unordered", "order-only"])
+  .describe("strict (default): each request must match the entry that answers it, the next in its list; unordered: the first unused entry whose request matches answers; order-only: requests are not compared.");

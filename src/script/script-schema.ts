@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { maxTokenCount, maxUint32 } from "./script-limits.js";
-import { BreakSchema, ErrorSchema, LatencySchema, MatchSchema } from "./part-schemas.js";
+import { BreakSchema, ErrorSchema, LatencySchema, MatchSchema, ReplayModeSchema, RequestMatchSchema } from "./part-schemas.js";
 import { FaultPlanSchema } from "./fault-plan-schema.js";
 
-export { BreakSchema, DurationSchema, ErrorSchema, LatencySchema, MatchSchema } from "./part-schemas.js";
+export { BreakSchema, DurationSchema, ErrorSchema, LatencySchema, MatchSchema, ReplayModeSchema, RequestMatchSchema } from "./part-schemas.js";
 
 /*
  * The script format, once. The loader validates with it, `modelstub schema` prints the JSON
@@ -75,6 +75,7 @@ export const EntrySchema = z
     timeout: z.literal(true).optional().describe("Answer DEADLINE_EXCEEDED after the latency."),
     hang: z.literal(true).optional().describe("Never answer: the caller's deadline or cancel ends the call."),
     break: BreakSchema.optional().describe("With reply: break the stream after N chunks."),
+    request: RequestMatchSchema.optional(),
   })
   .describe("One scripted answer.");
 
@@ -123,6 +124,10 @@ export const ScriptSchema = z
       })
       .optional()
       .describe("Defaults for every entry and list."),
+    replay: z
+      .strictObject({ mode: ReplayModeSchema.optional() })
+      .optional()
+      .describe("How a replay holds requests to the entries' recorded `request:` (serve --replay-mode overrides it)."),
     entries: ListSchema.optional().describe("The main list: requests without a step id."),
     steps: z.record(z.string(), ListSchema).optional().describe("Step-keyed lists: requests with that step id."),
     faults: FaultPlanSchema.optional().describe("A fault plan every session starts with (docs/faults.md); SetFaultPlan replaces it, ResetSession restores it."),
@@ -138,3 +143,5 @@ export type BreakInput = z.infer<typeof BreakSchema>;
 export type LatencyInput = z.infer<typeof LatencySchema>;
 export type ChunkingInput = z.infer<typeof ChunkingSchema>;
 export type ReplyInput = z.infer<typeof ReplySchema>;
+export type RequestMatchInput = z.infer<typeof RequestMatchSchema>;
+export type ReplayMode = z.infer<typeof ReplayModeSchema>;

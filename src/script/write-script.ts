@@ -22,12 +22,14 @@ export interface ScriptDraft {
   name?: string;
   models?: ScriptInput["models"];
   defaults?: ScriptInput["defaults"];
+  /** How a replay holds requests to the entries' `request:`, written as `replay:`. */
+  replay?: ScriptInput["replay"];
   /** The lists, in the order they are written; the main list first whatever its place. */
   lists: DraftList[];
 }
 
 /** Mappings small enough to read on one line: `usage: { input_tokens: 3, output_tokens: 2 }`. */
-const flowPaths: (string | number)[][] = [["latency"], ["reply", "usage"], ["error", "trailers"], ["break", "error", "trailers"], ["match"]];
+const flowPaths: (string | number)[][] = [["latency"], ["reply", "usage"], ["error", "trailers"], ["break", "error", "trailers"], ["match"], ["request", "tools"], ["request", "last_user"]];
 
 const comment = (indent: string, line: string) => `${indent}# ${line.replace(/[\r\n\u2028\u2029]+/g, " ").replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g, "?")}`.trimEnd();
 
@@ -64,7 +66,9 @@ function listLines(list: DraftList, indent: string): string[] {
   list.entries.forEach((d, i) => {
     if (i > 0) out.push("");
     for (const c of d.comments) out.push(comment(indent, c));
-    out.push(`${indent}- ${indentRest(yamlText(d.entry, flowPaths), `${indent}  `)}`);
+    // Each recorded tool result on a line of its own: `{ tool: read, content: "..." }`.
+    const results = (d.entry.request?.tool_results ?? []).map((_, i) => ["request", "tool_results", i]);
+    out.push(`${indent}- ${indentRest(yamlText(d.entry, [...flowPaths, ...results]), `${indent}  `)}`);
   });
   return out;
 }
@@ -89,6 +93,7 @@ export function writeScript(draft: ScriptDraft): string {
   if (draft.name !== undefined) lines.push(yamlText({ name: draft.name }));
   if (draft.models !== undefined && draft.models.length > 0) lines.push(yamlText({ models: draft.models }, draft.models.map((_, i) => ["models", i])));
   if (draft.defaults !== undefined && Object.keys(draft.defaults).length > 0) lines.push(yamlText({ defaults: draft.defaults }, [["defaults", "latency"]]));
+  if (draft.replay !== undefined) lines.push(yamlText({ replay: draft.replay }, [["replay"]]));
   const main = draft.lists.find((l) => l.key === "");
   const gap = () => (lines.length > 0 && lines[lines.length - 1] !== "" ? [""] : []);
   if (main) lines.push(...gap(), ...keyedList("entries", main, ""));

@@ -30,3 +30,72 @@ export function messageChars(request: { messages: readonly { content: string }[]
   for (const m of request.messages) n += m.content.length;
   return n;
 }
+
+/**
+ * The longest a stream's writer keeps writing in one turn of the event loop, in ms of wall time.
+ * A large reply to a reader on loopback is taken by the kernel as fast as it is made: one burst
+ * of the paced writer rendered and wrote MBs of events (60-400 ms of the loop beside 64 stalled
+ * SSE readers of 960 KB echoes) before the socket first said it was full.
+ */
+export const writeTurnMs = 4;
+
+/** A transport's output as a stream's writer sees it (engine/paced-writer.ts's PaceSink). */
+interface Sink<T> {
+  put(piece: T): boolean;
+  onRoom(resume: () => void): () => void;
+  gone(): boolean;
+}
+
+/**
+ * `sink`, taking at most writeTurnMs of writing a turn: past that, put() says "full" although the
+ * transport has room, and the writer is resumed on a heavy turn (heavyTurn), after the loop has
+ * polled for I/O and after the heavy requests queued before it. A stream that has once used up a
+ * turn is large, and from then on is resumed on a heavy turn when its transport has room again
+ * too: 64 sockets draining in one poll phase otherwise resumed 64 writers back to back, each for
+ * its whole turn. A small stream (a few words a frame, or frames apart in time) never uses up a
+ * turn and never waits; a large one writes in slices, as heavy requests run, so another session's
+ * call waits for at most one slice. What is written, and in what order, is the same: only when
+ * changes.
+ */
+export function inWriteTurns<T>(sink: Sink<T>): Sink<T> {
+  let turnStart: number | undefined;
+  let yielded = false;
+  let large = false;
+  const endTurn = () => (turnStart = undefined);
+  /** Calls `resume` on a heavy turn; returns what stops that. */
+  const onHeavyTurn = (resume: () => void) => {
+    let stopped = false;
+    heavyTurn().then(() => {
+      if (!stopped) resume();
+    }, resume);
+    return () => (stopped = true);
+  };
+  return {
+    put(piece) {
+      const now = performance.now();
+      if (turnStart === undefined) {
+        turnStart = now;
+        // The turn ends when the loop next reaches its check phase.
+        setImmediate(endTurn);
+      }
+      if (!sink.put(piece)) return false;
+      if (now - turnStart < writeTurnMs) return true;
+      yielded = large = true;
+      return false;
+    },
+    onRoom(resume) {
+      if (yielded) {
+        yielded = false;
+        return onHeavyTurn(resume);
+      }
+      if (!large) return sink.onRoom(resume);
+      let stopTurn: (() => void) | undefined;
+      const stopRoom = sink.onRoom(() => (stopTurn = onHeavyTurn(resume)));
+      return () => {
+        stopRoom();
+        stopTurn?.();
+      };
+    },
+    gone: () => sink.gone(),
+  };
+}

@@ -45,22 +45,53 @@ export function chunkEnd(text: string, rule: Chunking, from: number): number {
   }
 }
 
+/** 1 for the Latin-1 code units that are whitespace (isSpace), 0 for the rest: one load per character of a scan. */
+const latin1Space = new Uint8Array(256);
+for (let c = 0; c < 256; c++) latin1Space[c] = isSpace(c) ? 1 : 0;
+
+/** `ends` with room for one more (doubled when full). */
+function roomy(ends: Uint32Array<ArrayBuffer>, n: number): Uint32Array<ArrayBuffer> {
+  if (n < ends.length) return ends;
+  const more = new Uint32Array(n * 2);
+  more.set(ends);
+  return more;
+}
+
 /**
  * Where each chunk of `text` ends, by rule, in order (the last is text.length; none for empty
- * text): splitChunks's cuts, four bytes a chunk, read in one pass and no string made.
+ * text): splitChunks's cuts, four bytes a chunk, read in one pass and no string made. The words
+ * rule, the default and the one a long echo is cut by, is one loop over the text: a chunk ends
+ * where whitespace is followed by anything else (the chunk is a word and the whitespace after
+ * it, or the whitespace a text starts with). A call of chunkEnd per chunk, with its branches per
+ * character, cost 3 ms of a 960 KB echo's stream, half of what its unary call costs in all.
  */
 export function chunkEnds(text: string, rule: Chunking): Uint32Array {
-  let ends = new Uint32Array(rule.kind === "none" ? 1 : 64);
+  const length = text.length;
+  if (length === 0) return new Uint32Array(0);
+  if (rule.kind === "none") return Uint32Array.of(length);
+  let ends = new Uint32Array(Math.min(length, 1024));
   let n = 0;
-  for (let at = 0; at < text.length; ) {
-    at = chunkEnd(text, rule, at);
-    if (n === ends.length) {
-      const more = new Uint32Array(n * 2);
-      more.set(ends);
-      ends = more;
+  if (rule.kind === "chars") {
+    for (let at = 0; at < length; ) {
+      at = chunkEnd(text, rule, at);
+      ends = roomy(ends, n);
+      ends[n++] = at;
     }
-    ends[n++] = at;
+    return ends.subarray(0, n);
   }
+  let c = text.charCodeAt(0);
+  let space = c < 256 ? latin1Space[c]! : isSpace(c) ? 1 : 0;
+  for (let i = 1; i < length; i++) {
+    c = text.charCodeAt(i);
+    const next = c < 256 ? latin1Space[c]! : isSpace(c) ? 1 : 0;
+    if (space > next) {
+      ends = roomy(ends, n);
+      ends[n++] = i;
+    }
+    space = next;
+  }
+  ends = roomy(ends, n);
+  ends[n++] = length;
   return ends.subarray(0, n);
 }
 

@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import { filesUnder, importsOf, resolveImport, srcDir, srcPath } from "./module-graph.js";
 
 // The rooms of src/ and the rooms each may import from; imports only point down. shared is the
-// floor (words every room speaks); the script language compiles text into a CompiledScript; the
+// floor (words every room speaks); wire is the hand-written protobuf codec, beside it, which
+// knows only gen/ (the engine encodes episodes with it, the gRPC front frames and requests); the script language compiles text into a CompiledScript; the
 // engine runs calls on one, knowing it only by its types; the transports (grpc, http, port,
 // episode-files, and log beneath both servers) carry calls to and from the engine; the recorder (modelstub
 // record) serves the same fronts over a stub that forwards to a real model; the CLI and the
@@ -13,24 +14,27 @@ import { filesUnder, importsOf, resolveImport, srcDir, srcPath } from "./module-
 // docs/architecture.md draws this table; each folder's README.md says its own row.
 const layers: Record<string, string[]> = {
   shared: [],
+  wire: ["shared"],
   script: ["shared"],
-  engine: ["shared", "script"],
+  engine: ["shared", "script", "wire"],
   log: ["shared"],
   "episode-files": ["shared", "engine"],
-  grpc: ["shared", "script", "engine", "log"],
+  grpc: ["shared", "script", "engine", "log", "wire"],
   http: ["shared", "script", "engine", "log"],
   port: ["shared", "engine", "grpc"],
   recorder: ["shared", "script", "engine", "log", "grpc", "http", "port"],
-  cli: ["shared", "script", "engine", "log", "episode-files", "grpc", "http", "port", "recorder"],
-  library: ["shared", "script", "engine", "log", "episode-files", "grpc", "http", "port"],
-  "index.ts": ["shared", "script", "engine", "port", "library"],
+  // The crash-matrix runner (matrix run): a harness over ControlService, used by both faces.
+  matrix: ["shared", "script", "engine", "log", "grpc", "http", "port"],
+  cli: ["shared", "script", "engine", "log", "episode-files", "grpc", "http", "port", "recorder", "matrix"],
+  library: ["shared", "script", "engine", "log", "episode-files", "grpc", "http", "port", "matrix"],
+  "index.ts": ["shared", "script", "engine", "port", "library", "matrix"],
 };
 
 /** The engine sees the script language through one door: the compiled script's types. */
 const engineDoor = "script/compiled-script.ts";
 
 /** Rooms that must run without a transport: they never import a transport library. */
-const transportFree = ["shared", "script", "engine", "log"];
+const transportFree = ["shared", "wire", "script", "engine", "log"];
 const transportPackages = ["@grpc/grpc-js", "@grpc/reflection", "node:http", "node:http2", "node:net"];
 
 describe("the dependency direction", () => {
@@ -73,11 +77,26 @@ describe("each room of src/", () => {
   }
 
   // The rooms a newcomer walks most: their READMEs are their maps, so they name every file.
-  for (const room of ["shared", "script", "engine"]) {
+  for (const room of ["shared", "wire", "script", "engine"]) {
     it(`${room}/README.md names every file of the room`, () => {
       const readme = readFileSync(join(srcDir, room, "README.md"), "utf8");
       const files = filesUnder(join(srcDir, room)).map((f) => srcPath(f).slice(room.length + 1));
       expect(files.filter((f) => !readme.includes(`\`${f}\``) && !(f.startsWith("find-") && readme.includes("`find-*.ts`")))).toEqual([]);
     });
   }
+});
+
+describe("the wire room", () => {
+  // The codec is the hot path of every call and the bytes of every episode: it reads the
+  // generated descriptors (gen/) and shared/, nothing of the rooms that use it (the table above
+  // holds it to that), so that what it writes depends on the .proto files alone
+  // (test/wire/conformance.test.ts holds it to protobuf-es).
+  const users = Object.entries(layers)
+    .filter(([, allowed]) => allowed.includes("wire"))
+    .map(([room]) => room)
+    .sort();
+
+  it("is imported by the engine and the gRPC front only", () => {
+    expect(users).toEqual(["engine", "grpc"]);
+  });
 });

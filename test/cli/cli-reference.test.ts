@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { repoRoot, runCli } from "../support/run-cli.js";
+import { testTimeoutMs } from "../support/test-timeout.js";
 
 /** The `## name` section of docs/cli.md, up to the next `## `. */
 function section(page: string, name: string): string {
@@ -11,7 +12,7 @@ function section(page: string, name: string): string {
   return page.slice(start, end < 0 ? undefined : end);
 }
 
-describe("docs/cli.md, the CLI reference", { timeout: 60_000 }, () => {
+describe("docs/cli.md, the CLI reference", { timeout: testTimeoutMs(60_000) }, () => {
   it("has a section for every command `modelstub --help` lists, each in the contents", async () => {
     const page = await readFile(join(repoRoot, "docs/cli.md"), "utf8");
     const help = (await runCli(["--help"])).stdout;
@@ -25,11 +26,11 @@ describe("docs/cli.md, the CLI reference", { timeout: 60_000 }, () => {
 
   it("documents every option that a command's --help lists, in that command's section", async () => {
     const page = await readFile(join(repoRoot, "docs/cli.md"), "utf8");
-    for (const c of ["serve", "health", "episode", "session"]) {
-      const help = (await runCli([c, "--help"])).stdout;
+    for (const c of ["serve", "health", "episode", "session", "matrix run"]) {
+      const help = (await runCli([...c.split(" "), "--help"])).stdout;
       const flags = [...help.matchAll(/^ {2}(--[a-z-]+)/gm)].map((m) => m[1]!);
       expect(flags.length, c).toBeGreaterThan(0);
-      const text = section(page, c);
+      const text = section(page, c === "matrix run" ? "matrix" : c);
       for (const flag of flags) expect(text, `${c} ${flag}`).toMatch(new RegExp(`\\| \`${flag}[ \`]`));
     }
   });
@@ -37,8 +38,8 @@ describe("docs/cli.md, the CLI reference", { timeout: 60_000 }, () => {
   it("names every session subcommand that `modelstub session --help` lists", async () => {
     const page = await readFile(join(repoRoot, "docs/cli.md"), "utf8");
     const help = (await runCli(["session", "--help"])).stdout;
-    const subcommands = [...help.matchAll(/^ {2}(list|load|faults|reset|verify|delete)\b/gm)].map((m) => m[1]!);
-    expect(subcommands).toEqual(["list", "load", "faults", "reset", "verify", "delete"]);
+    const subcommands = [...help.matchAll(/^ {2}(list|load|faults|reset|verify|watch|delete)\b/gm)].map((m) => m[1]!);
+    expect(subcommands).toEqual(["list", "load", "faults", "reset", "verify", "watch", "delete"]);
     for (const s of subcommands) expect(section(page, "session")).toContain(`| \`session ${s}`);
   });
 });

@@ -3,8 +3,8 @@ import { runCli, startServeProcess } from "../support/run-cli.js";
 
 /*
  * `serve --loop-warn`: a log line for each second in which the event loop was held longer than
- * the threshold (issue 27, item 5). The isolation check reads these lines with `--loop-warn 1ms`
- * (test/fuzz/bystander.test.ts).
+ * the threshold (issue 27, item 5), with its longest stretch of the loop's own work in CPU time.
+ * The isolation check reads these lines with `--loop-warn 1ms` (test/fuzz/bystander.test.ts).
  */
 
 const stops: (() => void)[] = [];
@@ -17,7 +17,23 @@ describe("modelstub serve --loop-warn", () => {
     const s = await startServeProcess(["--grpc", "127.0.0.1:0", "--log-level", "warn", "--log-format", "json", "--loop-warn", "1ms"]);
     stops.push(() => s.child.kill("SIGKILL"));
     // Any second has a stall of at least a millisecond: the lines come once a second.
-    await expect.poll(() => /\{"level":"warn","msg":"event loop held","longest_ms":\d+,"period_ms":1000\}/.test(s.output().stderr)).toBe(true);
+    await expect.poll(() => /\{"level":"warn","msg":"event loop held","longest_ms":\d+,"longest_cpu_ms":\d+,("no_core_ms":\d+,)?"longest_gc_ms":\d+,"period_ms":1000\}/.test(s.output().stderr)).toBe(true);
+  });
+
+  it("blames a server that was stopped, not working, for the wall time only: its CPU stretch stays short", async () => {
+    const s = await startServeProcess(["--grpc", "127.0.0.1:0", "--log-level", "warn", "--log-format", "json", "--loop-warn", "1ms"]);
+    stops.push(() => s.child.kill("SIGKILL"));
+    const lines = () => [...s.output().stderr.matchAll(/"msg":"event loop held","longest_ms":(\d+),"longest_cpu_ms":(\d+)/g)].map((m) => ({ wallMs: Number(m[1]), cpuMs: Number(m[2]) }));
+    // Past start-up: two lines logged, so the period of the pause is an idle server's.
+    await expect.poll(() => lines().length).toBeGreaterThanOrEqual(2);
+    const seen = lines().length;
+    // An idle server stopped for 400 ms, as a machine with no core to spare would leave it.
+    s.child.kill("SIGSTOP");
+    await new Promise((r) => setTimeout(r, 400));
+    s.child.kill("SIGCONT");
+    await expect.poll(() => lines().slice(seen).some((l) => l.wallMs >= 300)).toBe(true);
+    const paused = lines().slice(seen).find((l) => l.wallMs >= 300)!;
+    expect(paused.cpuMs).toBeLessThan(50);
   });
 
   it("refuses a threshold that is not a duration", async () => {

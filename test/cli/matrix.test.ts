@@ -58,6 +58,23 @@ describe("modelstub matrix", () => {
     expect(lines(r.stdout).map((l) => l.name)).toEqual(['step "plan", 1st call: hang', 'step "act", 1st call: stream broken after 1 chunk, then UNAVAILABLE', 'step "act", 1st call: hang', 'step "plan", 2nd call: hang']);
   });
 
+  it("picks --positions among the calls of --from-episode, which give their methods", async () => {
+    const r = await runCli(["matrix", script, "--from-episode", episodeFile, "--positions", "act:1,plan:2", "--kinds", "break"]);
+    expect(r.code).toBe(0);
+    expect(lines(r.stdout).map((l) => l.name)).toEqual(['step "act", 1st call: stream broken after 1 chunk, then UNAVAILABLE']);
+    const missing = await runCli(["matrix", script, "--from-episode", episodeFile, "--positions", "plan:3"]);
+    expect(missing).toMatchObject({ code: 1, stderr: 'modelstub matrix: --positions with --from-episode: the episode has no call plan:3: it made 2 calls on step "plan"\n' });
+  });
+
+  it("with --clean-positions, counts occurrences on the clean run's calls (count: clean)", async () => {
+    const r = await runCli(["matrix", script, "--positions", "plan:1-2", "--kinds", "unavailable", "--pairs", "--clean-positions"]);
+    expect(r.code).toBe(0);
+    expect(lines(r.stdout)[0]!.plan["rules"]).toEqual([
+      { at: { count: "clean", occurrence: 1, step: "plan" }, error: { code: "UNAVAILABLE", message: 'crash matrix: UNAVAILABLE at step "plan", 1st call' } },
+      { at: { count: "clean", occurrence: 2, step: "plan" }, error: { code: "UNAVAILABLE", message: 'crash matrix: UNAVAILABLE at step "plan", 2nd call' } },
+    ]);
+  });
+
   it("takes positions from --positions and counts the pairs first", async () => {
     const r = await runCli(["matrix", script, "--positions", "plan:1-2,:1", "--kinds", "timeout,internal", "--pairs"]);
     expect(r.code).toBe(0);

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createGrpcPort } from "../../src/port/grpc-port.js";
 import { userRequest } from "../support/requests.js";
 import { cliPath, repoRoot } from "../support/run-cli.js";
+import { testTimeoutMs } from "../support/test-timeout.js";
 
 /*
  * A CI script starts the stub with `npm start &` or `npx modelstub serve &` and stops it with
@@ -24,7 +25,7 @@ function startUnderNpm(args: string[], cwd: string): Promise<{ npm: ChildProcess
     // The server's listening line is on stderr; npm's own lines are on stdout: both are read.
     const take = (d: Buffer) => {
       out += d.toString();
-      const m = /gRPC listening on (\S+)/.exec(out);
+      const m = /gRPC listening(?: on |","address":")([^\s"]+)/.exec(out);
       if (m) resolve({ npm, address: m[1]!, exit });
     };
     npm.stdout!.on("data", take);
@@ -63,10 +64,9 @@ function alive(pid: number): boolean {
   }
 }
 
-async function waitFor(what: string, ok: () => boolean, ms = 10_000): Promise<void> {
-  for (const deadline = Date.now() + ms; !ok(); await new Promise((r) => setTimeout(r, 50))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-  }
+/** Polls until `ok`; the test's own timeout bounds it, with `what` in the failure message. */
+async function waitFor(what: string, ok: () => boolean): Promise<void> {
+  await expect.poll(ok, { message: `waiting until ${what}` }).toBe(true);
 }
 
 /** One recorded call in session `ci`, so the server has an episode to write at shutdown. */
@@ -85,7 +85,7 @@ async function projectWithModelstub(): Promise<string> {
   return project;
 }
 
-describe("a server started through npm", { timeout: 60_000 }, () => {
+describe("a server started through npm", { timeout: testTimeoutMs(60_000) }, () => {
   it("npm start: SIGTERM to npm drains the server, and npm exits 0 only after the episodes are written", async () => {
     const dir = await mkdtemp(join(tmpdir(), "modelstub-npm-start-"));
     const { npm, address, exit } = await startUnderNpm(["start", "--", "--record-dir", dir, "--grpc", "127.0.0.1:0"], repoRoot);

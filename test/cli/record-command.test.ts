@@ -9,6 +9,7 @@ import { loadScriptText } from "../../src/script/load-script.js";
 import { startPythonUpstream } from "../recorder/upstreams/python-upstream.js";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-openai-upstream.js";
 import { cliPath, repoRoot, runCli } from "../support/run-cli.js";
+import { testTimeoutMs } from "../support/test-timeout.js";
 
 /** Starts `modelstub record ARGS`; resolves once its HTTP front listens. */
 function startRecord(args: string[], env: NodeJS.ProcessEnv) {
@@ -27,7 +28,7 @@ function startRecord(args: string[], env: NodeJS.ProcessEnv) {
   });
 }
 
-describe("modelstub record", { timeout: 60_000 }, () => {
+describe("modelstub record", { timeout: testTimeoutMs(60_000) }, () => {
   let upstream: FakeUpstream | undefined;
   afterEach(async () => upstream?.close());
 

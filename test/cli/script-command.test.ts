@@ -12,8 +12,9 @@ import { goldenPath } from "../support/determinism-scenario.js";
 import { replayEpisode } from "../support/replay-episode.js";
 import { userRequest } from "../support/requests.js";
 import { runCli } from "../support/run-cli.js";
+import { testTimeoutMs } from "../support/test-timeout.js";
 
-describe("modelstub script from-episode", { timeout: 60_000 }, () => {
+describe("modelstub script from-episode", { timeout: testTimeoutMs(60_000) }, () => {
   it("writes a script that, served and replayed, records the golden episode's very bytes", async () => {
     const dir = await mkdtemp(join(tmpdir(), "modelstub-from-episode-"));
     const out = join(dir, "scenario.yaml");

@@ -13,7 +13,8 @@ beforeAll(async () => {
 
 describe("modelstub serve", () => {
   it("serves the built-in default script with no --script, printing where it listens and what it loaded on stderr, leaving stdout empty", async () => {
-    const { child, address, output, exit } = await startServeProcess(["--grpc", "127.0.0.1:0"]);
+    // The text format's lines; test/log/json-log-lines.test.ts reads the JSON format's.
+    const { child, address, output, exit } = await startServeProcess(["--grpc", "127.0.0.1:0", "--log-format", "text"]);
     try {
       expect(output().stderr).toContain('serving script "default" (9 entries, real clock)');
       expect(output().stderr).toContain(`modelstub: gRPC listening on ${address}\n`);
@@ -56,7 +57,7 @@ describe("modelstub serve", () => {
   it("says `1 entry`, not `1 entries`, when it serves a one-entry script", async () => {
     const file = join(dir, "one-entry.yaml");
     await writeFile(file, "entries:\n  - reply: hi\n");
-    const { child, output, exit } = await startServeProcess(["--script", file, "--grpc", "127.0.0.1:0"]);
+    const { child, output, exit } = await startServeProcess(["--script", file, "--grpc", "127.0.0.1:0", "--log-format", "text"]);
     try {
       expect(output().stderr).toContain(`serving script ${JSON.stringify(file)} (1 entry, real clock)`);
     } finally {

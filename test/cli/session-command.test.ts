@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createGrpcPort } from "../../src/port/grpc-port.js";
 import { userRequest } from "../support/requests.js";
 import { runCli, startServeProcess } from "../support/run-cli.js";
+import { testTimeoutMs } from "../support/test-timeout.js";
 
 type Server = Awaited<ReturnType<typeof startServeProcess>>;
 
@@ -29,7 +30,7 @@ afterAll(async () => {
 });
 
 // Each test runs the CLI several times, a second or more each on a loaded machine.
-describe("modelstub session", { timeout: 60_000 }, () => {
+describe("modelstub session", { timeout: testTimeoutMs(60_000) }, () => {
   it("loads a script into a session and lists it in a table, and as JSON with --json", async () => {
     const load = await session("load", "listed", join(dir, "two.yaml"));
     expect(load).toEqual({ code: 0, stdout: `session "listed": loaded ${join(dir, "two.yaml")} (2 entries)\n`, stderr: "" });
@@ -150,14 +151,15 @@ async function selfSigned(): Promise<{ cert: string; key: string }> {
   return { cert, key };
 }
 
-describe("modelstub session and modelstub episode over TLS", { timeout: 60_000 }, () => {
+describe("modelstub session and modelstub episode over TLS", { timeout: testTimeoutMs(60_000) }, () => {
   it("reach a TLS server with --tls and --tls-ca, as health does", async () => {
     const { cert, key } = await selfSigned();
     const tls = await startServeProcess(["--grpc", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key]);
     try {
       const list = await runCli(["session", "list", "--addr", tls.address, "--tls", "--tls-ca", cert]);
       expect(list).toEqual({ code: 0, stdout: "no sessions\n", stderr: "" });
-      const episode = await runCli(["episode", "--addr", tls.address, "--tls", "--tls-ca", cert]);
+      // No call used "default": its empty episode, asked for as such.
+      const episode = await runCli(["episode", "--allow-missing", "--addr", tls.address, "--tls", "--tls-ca", cert]);
       expect(episode.code).toBe(0);
       expect(JSON.parse(episode.stdout)).toMatchObject({ session: "default" });
       // Plaintext to a TLS server never connects: the TLS options are what made the difference.

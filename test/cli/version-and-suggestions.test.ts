@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { repoRoot, runCli } from "../support/run-cli.js";
+import { testTimeoutMs } from "../support/test-timeout.js";
 
 let version: string;
 beforeAll(async () => {
@@ -13,7 +14,7 @@ beforeAll(async () => {
 const run = (cmd: string, args: string[], cwd: string) =>
   new Promise<string>((resolve, reject) => execFile(cmd, args, { cwd, timeout: 60_000 }, (e, stdout) => (e ? reject(e) : resolve(stdout))));
 
-describe("modelstub --version", { timeout: 60_000 }, () => {
+describe("modelstub --version", { timeout: testTimeoutMs(60_000) }, () => {
   it("prints the package.json version on its own and after every command", async () => {
     for (const args of [["--version"], ...["serve", "validate", "schema", "episode", "health", "session"].map((c) => [c, "--version"]), ["session", "list", "--version"]]) {
       expect(await runCli(args), args.join(" ")).toEqual({ code: 0, stdout: `modelstub ${version}\n`, stderr: "" });
@@ -31,7 +32,7 @@ describe("modelstub --version", { timeout: 60_000 }, () => {
   });
 });
 
-describe("a mistyped command or option", { timeout: 60_000 }, () => {
+describe("a mistyped command or option", { timeout: testTimeoutMs(60_000) }, () => {
   it("gets the command it was likely meant to be, and exit 2", async () => {
     expect(await runCli(["serv"])).toEqual({ code: 2, stdout: "", stderr: 'modelstub: unknown command "serv"; did you mean "serve"?\n' });
     expect(await runCli(["sesion", "list"])).toEqual({ code: 2, stdout: "", stderr: 'modelstub: unknown command "sesion"; did you mean "session"?\n' });

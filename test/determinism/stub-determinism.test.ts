@@ -1,7 +1,6 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import type { GetEpisodeResponse } from "../../gen/modelstub/v1/control_pb.js";
 import { EpisodeSchema, Outcome } from "../../gen/modelstub/v1/episode_pb.js";
 import { createVirtualClock } from "../../src/engine/clock.js";
 import { createStub } from "../../src/engine/create-stub.js";
@@ -36,7 +35,7 @@ async function scenarioOverGrpc(
     const driveMs = performance.now() - t;
     // The server records a call when it has ended it; the last one was cut off client-side.
     await expect.poll(() => s.stub.inFlight()).toBe(0);
-    const res = await s.control.call<GetEpisodeResponse>("GetEpisode", { session });
+    const res = await s.control.call("GetEpisode", { session });
     return { bytes: res.episodeBinpb, driveMs };
   } finally {
     await s.close();
@@ -61,8 +60,8 @@ describe("the same script yields the same episode bytes", () => {
     try {
       await driveScenario(port, "scenario");
       // The last call was cut off client-side; wait until the server has recorded it too.
-      await expect.poll(async () => (await control.call<GetEpisodeResponse>("GetEpisode", { session: "scenario" })).episode?.calls.length).toBe(7);
-      const res = await control.call<GetEpisodeResponse>("GetEpisode", { session: "scenario" });
+      await expect.poll(async () => (await control.call("GetEpisode", { session: "scenario" })).episode?.calls.length).toBe(7);
+      const res = await control.call("GetEpisode", { session: "scenario" });
       // Regenerate with `npm run golden:update` after an intended change, never from a test.
       expectSameBytes(res.episodeBinpb, await readFile(goldenPath));
     } finally {
@@ -81,25 +80,25 @@ describe("the same script yields the same episode bytes", () => {
     const real = await scenarioOverGrpc("real");
     expectSameBytes(virtual.bytes, real.bytes);
     // The real run must wait 95 ms of latency and the hang's 100 ms deadline (the last call's
-    // 5 ms latency runs inside it), less a little for timer rounding; the virtual run waits for
-    // neither.
+    // 5 ms latency runs inside it), less a little for timer rounding: a lower bound, which a
+    // loaded machine only makes easier. That the virtual run waits for neither is the next test.
     expect(real.driveMs).toBeGreaterThanOrEqual(180);
-    expect(virtual.driveMs).toBeLessThan(real.driveMs);
   });
 
-  it("on the virtual clock with 30 s of declared latency, driven in under 1 s of wall time", async () => {
-    // Every declared wait x300: 100 ms of latency becomes 30 s, and the hang's deadline grows
-    // with it (30 s), so each call ends the same way as in the committed run. Only declared
-    // time is recorded, so the episode is the golden one with every time x300, nothing else.
-    const factor = 300;
-    const { bytes, driveMs } = await scenarioOverGrpc("virtual", { script: scaledScenario(factor), hangDeadlineMs: 100 * factor });
-    expect(driveMs).toBeLessThan(1000);
+  it("on the virtual clock with an hour of declared time, without waiting it", async () => {
+    // Every declared wait x36,000: 100 ms of latency becomes an hour, and the hang's deadline
+    // grows with it, so each call ends the same way as in the committed run. Only declared time
+    // is recorded, so the episode is the golden one with every time x36,000, nothing else. An
+    // hour waited in real time would outlast the test's timeout; how fast virtual time runs is
+    // the bench's figure ("Virtual time").
+    const factor = 36_000;
+    const { bytes } = await scenarioOverGrpc("virtual", { script: scaledScenario(factor), hangDeadlineMs: 100 * factor });
     const expected = fromBinary(EpisodeSchema, await readFile(goldenPath));
     for (const c of expected.calls) {
       c.startMs *= BigInt(factor);
       c.endMs *= BigInt(factor);
     }
-    expect(expected.calls.at(-1)!.endMs).toBe(30_000n);
+    expect(expected.calls.at(-1)!.endMs).toBe(3_600_000n);
     expectSameBytes(bytes, toBinary(EpisodeSchema, create(EpisodeSchema, expected)));
   });
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { loadFaultPlan, loadScript } from "../../src/index.js";
 import { chaosDraws, chaosKey } from "../../src/shared/chaos-draw.js";
+import { parseExpectations } from "../../src/matrix/expectations.js";
 // @ts-expect-error -- the doc-block runner is plain .mjs, without type declarations
 import { parseBlocks } from "./parse-blocks.mjs";
 
@@ -17,12 +18,13 @@ const root = new URL("../../", import.meta.url);
 const page = readFileSync(new URL("docs/faults.md", root), "utf8");
 const blocks = (parseBlocks(page) as { line: number; lang: string; text: string }[]).filter((b) => b.lang === "yaml" || b.lang === "yml");
 
-/** A plan has `rules:` or `chaos:` at its top level; a script has `entries:` or `steps:`. */
-function kindOf(text: string): "plan" | "script" | "neither" {
+/** A plan has `rules:` or `chaos:` at its top level; a script has `entries:` or `steps:`; a `matrix run --expect` file has `kinds:` or `plans:`. */
+function kindOf(text: string): "plan" | "script" | "expect" | "neither" {
   const top = parse(text) as Record<string, unknown> | null;
   if (top === null || typeof top !== "object") return "neither";
   if ("rules" in top || "chaos" in top) return "plan";
   if ("entries" in top || "steps" in top) return "script";
+  if ("kinds" in top || "plans" in top) return "expect";
   return "neither";
 }
 
@@ -42,6 +44,10 @@ describe("docs/faults.md", () => {
 
   it.each(blocks.filter((b) => kindOf(b.text) === "script").map((b) => [b.line, b.text] as const))("compiles the script at line %i with loadScript", (line, text) => {
     expect(loadScript(text, `docs/faults.md:${line}`).entryCount).toBeGreaterThan(0);
+  });
+
+  it.each(blocks.filter((b) => kindOf(b.text) === "expect").map((b) => [b.line, b.text] as const))("parses the expectations file at line %i", (line, text) => {
+    expect(Object.keys(parseExpectations(text, `docs/faults.md:${line}`)).length).toBeGreaterThan(0);
   });
 
   it("shows a script whose faults: section compiles into its plan", () => {

@@ -7,6 +7,7 @@ import { maxStreamFrames, minCoalescedFrameChars } from "../../src/engine/plan-f
 import * as scriptLimits from "../../src/script/script-limits.js";
 import { maxTemplateOutputBytes } from "../../src/shared/template-too-large-error.js";
 import { exportChunkBytes } from "../../src/grpc/control-service.js";
+import { getEpisodeMaxBytes } from "../../src/grpc/get-episode-answer.js";
 import { maxStatusDetailsWireBytes } from "../../src/grpc/fit-status-details.js";
 import { maxUnwrittenBytes } from "../../src/grpc/model-service.js";
 import { streamResetLimit } from "../../src/grpc/start-grpc-server.js";
@@ -46,6 +47,7 @@ describe('docs/operations.md "Limits"', () => {
     ["minCoalescedFrameChars", minCoalescedFrameChars],
     ["maxUnwrittenBytes", maxUnwrittenBytes],
     ["exportChunkBytes", exportChunkBytes],
+    ["getEpisodeMaxBytes", getEpisodeMaxBytes],
     ["maxTemplateOutputBytes", maxTemplateOutputBytes],
     ["maxStatusDetailsWireBytes", maxStatusDetailsWireBytes],
     ["maxDurationMs", maxDurationMs],

@@ -89,7 +89,7 @@ export async function finish(job) {
 /** Waits until a background job printed its listening line (or ended, or the wait ran out). */
 export async function ready(job) {
   const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (!/listening on/i.test(job.out)) {
+  while (!/listening on|listening","/i.test(job.out)) {
     if (job.exited) return `ended (${job.signal ?? job.code}) before printing a "listening on" line`;
     if (Date.now() > deadline) return `printed no "listening on" line within ${READY_TIMEOUT_MS / 1000} s`;
     await new Promise((r) => {

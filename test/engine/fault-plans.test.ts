@@ -1,7 +1,6 @@
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
 import { EpisodeSchema, FaultKind, Outcome, StreamBreak, type Episode } from "../../gen/modelstub/v1/episode_pb.js";
-import type { SetFaultPlanResponse } from "../../gen/modelstub/v1/control_pb.js";
 import { Code } from "../../src/shared/status-code.js";
 import { collect, userRequest } from "../support/requests.js";
 import { startStubServer, type StubServer } from "../support/start-stub-server.js";
@@ -31,7 +30,7 @@ async function serve(script = workflow): Promise<StubServer> {
   return server;
 }
 
-const setPlan = (s: StubServer, plan: string, session = "default") => s.control.call<SetFaultPlanResponse>("SetFaultPlan", { session, plan, sourceName: "plan.yaml" });
+const setPlan = (s: StubServer, plan: string, session = "default") => s.control.call("SetFaultPlan", { session, plan, sourceName: "plan.yaml" });
 const episodeOf = (s: StubServer, session = "default"): Episode => fromBinary(EpisodeSchema, s.stub.episodeBytes(session));
 const say = (s: StubServer, step: string, session = "default") => s.port.generate(userRequest("weather?"), { step, session });
 
@@ -114,13 +113,11 @@ describe("a fault plan's rules", () => {
 
   it("give a call the plan's latency in place of the entry's, and let the script answer", async () => {
     const s = await serve();
-    await setPlan(s, `rules: [{ at: { step: act }, latency: 45s }]`);
-    const started = performance.now();
+    await setPlan(s, `rules: [{ at: { step: act }, latency: 300m }]`);
+    // Virtual time: 5 h declared and recorded; not waited, or the test would outlast its timeout.
     await collect(s.port.generateStream(userRequest("go"), { step: "act" }));
-    // Virtual time: 45 s declared, recorded, and not waited.
-    expect(performance.now() - started).toBeLessThan(5000);
     const call = episodeOf(s).calls[0]!;
-    expect([call.outcome, call.fault?.kind, call.endMs - call.startMs]).toEqual([Outcome.OK, FaultKind.LATENCY, 45_000n]);
+    expect([call.outcome, call.fault?.kind, call.endMs - call.startMs]).toEqual([Outcome.OK, FaultKind.LATENCY, 18_000_000n]);
   });
 });
 

@@ -11,6 +11,7 @@ import { controlServiceHandlers, exportChunkBytes } from "../../src/grpc/control
 import { serviceDefinition } from "../../src/grpc/service-definition.js";
 import { userRequest } from "../support/requests.js";
 import { big, client, dir, exportEpisode, medium, plainClient, recordLargeEpisodes, runCliToFile, s, watchedServer } from "./large-episode-fixture.js";
+import { testTimeoutMs } from "../support/test-timeout.js";
 
 // The same describe as large-episode-fetch.test.ts: each file records its own episodes.
 describe("fetching a 50 MB episode with a client at default limits", () => {
@@ -23,7 +24,7 @@ describe("fetching a 50 MB episode with a client at default limits", () => {
     expect(run).toEqual({ code: 0, stderr: "" });
     expect(Buffer.compare(await readFile(out), big)).toBe(0);
     expect(Buffer.compare(Buffer.from(toBinary(EpisodeSchema, fromJsonString(EpisodeSchema, await readFile(printed, "utf8")))), big)).toBe(0);
-  }, 30_000);
+  }, testTimeoutMs(30_000));
 
   it("modelstub episode falls back to GetEpisode with bytes_only on a server without ExportEpisode", async () => {
     // A server from before ExportEpisode: grpc-js answers UNIMPLEMENTED for a method with no handler.
@@ -104,7 +105,7 @@ describe("fetching a 50 MB episode with a client at default limits", () => {
       session.destroy();
       server.close();
     }
-  }, 30_000);
+  }, testTimeoutMs(30_000));
 
   it("exports one snapshot: a call recorded while the chunks go out is not in them", async () => {
     const stream = exportEpisode(client, { session: "big" });
@@ -122,5 +123,5 @@ describe("fetching a 50 MB episode with a client at default limits", () => {
     expect(s.stub.episodeBytes("big").length).toBeGreaterThan(big.length);
     expect([messages[0]!.totalBytes, messages[0]!.calls]).toEqual([big.length, 15]);
     expect(Buffer.compare(Buffer.concat(messages.map((m) => m.chunk)), big)).toBe(0);
-  }, 30_000);
+  }, testTimeoutMs(30_000));
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Code } from "../../src/shared/status-code.js";
 import { exportChunkBytes } from "../../src/grpc/control-service.js";
+import { getEpisodeMaxBytes } from "../../src/grpc/get-episode-answer.js";
 import { startGrpcServer } from "../../src/grpc/start-grpc-server.js";
 import { createControlClient } from "../../src/port/control-client.js";
 import {
@@ -17,6 +18,7 @@ import {
   recordLargeEpisodes,
   s,
 } from "./large-episode-fixture.js";
+import { testTimeoutMs } from "../support/test-timeout.js";
 
 // The same describe as large-episode-cli-and-flow-control.test.ts: each file records its own episodes.
 describe("fetching a 50 MB episode with a client at default limits", () => {
@@ -34,6 +36,17 @@ describe("fetching a 50 MB episode with a client at default limits", () => {
     expect(Buffer.compare(Buffer.from(res.episodeBinpb), medium)).toBe(0);
   });
 
+  it("GetEpisode refuses the 50 MB episode, even bytes_only, RESOURCE_EXHAUSTED naming ExportEpisode: copying its answer into one frame would hold every session's calls", async () => {
+    expect(big.length).toBeGreaterThan(getEpisodeMaxBytes);
+    for (const bytesOnly of [false, true]) {
+      // The server's own refusal, before it copies anything: not the client's receive limit.
+      await expect(getEpisode(client, { session: "big", bytesOnly })).rejects.toMatchObject({
+        code: Code.RESOURCE_EXHAUSTED,
+        details: expect.stringMatching(/^the episode of session "big" is \d+ bytes \(\d+\.\d MiB\), and GetEpisode's answer.* over the 32\.0 MiB it answers at most: fetch it with ExportEpisode/),
+      });
+    }
+  });
+
   it("ExportEpisode streams the 50 MB episode in chunks of at most 1 MiB, byte-equal to what the server recorded", async () => {
     expect(big.length).toBeGreaterThan(50_000_000);
     const messages = await collectMessages(exportEpisode(client, { session: "big" }));
@@ -43,18 +56,19 @@ describe("fetching a 50 MB episode with a client at default limits", () => {
     expect([messages[0]!.totalBytes, messages[0]!.calls]).toEqual([big.length, 15]);
     expect(messages.slice(1).every((m) => m.totalBytes === 0 && m.calls === 0)).toBe(true);
     expect(Buffer.compare(Buffer.concat(messages.map((m) => m.chunk)), big)).toBe(0);
-  }, 30_000);
+  }, testTimeoutMs(30_000));
 
   it("the control client's exportEpisode reassembles the 50 MB episode and counts its calls", async () => {
     const exported = await s.control.exportEpisode("big");
     expect(exported.calls).toBe(15);
     expect(Buffer.compare(Buffer.from(exported.bytes), big)).toBe(0);
-  }, 30_000);
+  }, testTimeoutMs(30_000));
 
-  it("ExportEpisode treats sessions as GetEpisode does: an unseen one exports its empty episode, a bad name is INVALID_ARGUMENT", async () => {
-    const [message, ...rest] = await collectMessages(exportEpisode(client, { session: "nobody" }));
+  it("ExportEpisode treats sessions as GetEpisode does: an unseen one is NOT_FOUND, or its empty episode with allow_missing; a bad name is INVALID_ARGUMENT", async () => {
+    await expect(collectMessages(exportEpisode(client, { session: "nobody" }))).rejects.toMatchObject({ code: Code.NOT_FOUND });
+    const [message, ...rest] = await collectMessages(exportEpisode(client, { session: "nobody", allowMissing: true }));
     expect(rest).toHaveLength(0);
-    expect(Buffer.from(message!.chunk)).toEqual(Buffer.from((await getEpisode(client, { session: "nobody" })).episodeBinpb));
+    expect(Buffer.from(message!.chunk)).toEqual(Buffer.from((await getEpisode(client, { session: "nobody", allowMissing: true })).episodeBinpb));
     expect([message!.totalBytes, message!.calls]).toEqual([message!.chunk.length, 0]);
     await expect(collectMessages(exportEpisode(client, { session: "no/slashes" }))).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT });
   });

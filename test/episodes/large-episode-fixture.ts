@@ -11,6 +11,7 @@ import { serviceDefinition } from "../../src/grpc/service-definition.js";
 import { userRequest } from "../support/requests.js";
 import { cliPath, repoRoot } from "../support/run-cli.js";
 import { startStubServer, type StubServer } from "../support/start-stub-server.js";
+import { testTimeoutMs } from "../support/test-timeout.js";
 
 /** A server holding a 50 MB episode (session "big") and a 3 MB one ("medium"), and clients at default limits to fetch them. */
 
@@ -32,13 +33,13 @@ export function bearer(token: string): Metadata {
   return md;
 }
 
-export function getEpisode(client: PlainClient, request: { session: string; bytesOnly?: boolean }, md = new Metadata()): Promise<GetEpisodeResponse> {
+export function getEpisode(client: PlainClient, request: { session: string; bytesOnly?: boolean; allowMissing?: boolean }, md = new Metadata()): Promise<GetEpisodeResponse> {
   return new Promise((resolve, reject) => {
     client["GetEpisode"]!(create(GetEpisodeRequestSchema, request), md, { deadline: Date.now() + 20_000 }, (err: ServiceError | null, res: GetEpisodeResponse) => (err ? reject(err) : resolve(res)));
   });
 }
 
-export function exportEpisode(client: PlainClient, request: { session: string }, md = new Metadata()): ClientReadableStream<ExportEpisodeResponse> {
+export function exportEpisode(client: PlainClient, request: { session: string; allowMissing?: boolean }, md = new Metadata()): ClientReadableStream<ExportEpisodeResponse> {
   return client["ExportEpisode"]!(create(ExportEpisodeRequestSchema, request), md, { deadline: Date.now() + 20_000 }) as ClientReadableStream<ExportEpisodeResponse>;
 }
 
@@ -86,7 +87,7 @@ export function recordLargeEpisodes(): void {
     await recordCalls(s, "medium", 1, 3_000_000);
     big = Buffer.from(s.stub.episodeBytes("big"));
     medium = Buffer.from(s.stub.episodeBytes("medium"));
-  }, 40_000);
+  }, testTimeoutMs(40_000));
 
   afterAll(async () => {
     client?.close();

@@ -3,7 +3,6 @@ import { mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { GetEpisodeResponse, VerifySessionResponse, ListSessionsResponse, LoadScriptResponse, ResetSessionResponse } from "../../gen/modelstub/v1/control_pb.js";
 import { EpisodeSchema } from "../../gen/modelstub/v1/episode_pb.js";
 import { createControlClient } from "../../src/port/control-client.js";
 import { createGrpcPort } from "../../src/port/grpc-port.js";
@@ -17,7 +16,7 @@ describe("ControlService", () => {
   it("loads a script into one session, rejects an invalid one with INVALID_ARGUMENT and keeps the previous one", async () => {
     const s = await startStubServer("entries:\n  - repeat: true\n    reply: base\n");
     try {
-      const loaded = await s.control.call<LoadScriptResponse>("LoadScript", { session: "mine", script: "entries:\n  - repeat: true\n    reply: mine\n", sourceName: "mine.yaml" });
+      const loaded = await s.control.call("LoadScript", { session: "mine", script: "entries:\n  - repeat: true\n    reply: mine\n", sourceName: "mine.yaml" });
       expect(loaded.entries).toBe(1);
       expect((await s.port.generate(userRequest("x"), { session: "mine" })).message?.content).toBe("mine");
       expect((await s.port.generate(userRequest("x"), { session: "other" })).message?.content).toBe("base");
@@ -36,12 +35,12 @@ describe("ControlService", () => {
     try {
       await s.port.generate(userRequest("x"), { session: "v" });
       await s.port.generate(userRequest("x"), { session: "v" });
-      const v = await s.control.call<VerifySessionResponse>("VerifySession", { session: "v" });
+      const v = await s.control.call("VerifySession", { session: "v" });
       expect(v.satisfied).toBe(false);
       expect(v.unused.map((u) => [u.entry, u.remaining])).toEqual([["entries[1]", 1]]);
       expect(v.message).toBe('1 scripted entry was not used up: entries[1] (second): reply "two" (1 left)');
       await s.port.generate(userRequest("x"), { session: "v" });
-      expect((await s.control.call<VerifySessionResponse>("VerifySession", { session: "v" })).satisfied).toBe(true);
+      expect((await s.control.call("VerifySession", { session: "v" })).satisfied).toBe(true);
     } finally {
       await s.close();
     }
@@ -52,11 +51,11 @@ describe("ControlService", () => {
     try {
       await s.port.generate(userRequest("x"), { session: "a" });
       await s.port.generate(userRequest("x"), { session: "b" });
-      const list = await s.control.call<ListSessionsResponse>("ListSessions", {});
+      const list = await s.control.call("ListSessions", {});
       expect(list.sessions.map((x) => [x.name, x.calls])).toEqual([["a", 1], ["b", 1]]);
       await s.control.call("ResetSession", { session: "a" });
       expect((await s.port.generate(userRequest("x"), { session: "a" })).message?.content).toBe("one");
-      const ep = await s.control.call<GetEpisodeResponse>("GetEpisode", { session: "a" });
+      const ep = await s.control.call("GetEpisode", { session: "a" });
       expect(ep.episode?.calls.map((c) => Number(c.sequence))).toEqual([1]);
       // encodeEpisode assembles the bytes from encoded calls: pin them to protobuf-es's own encoding.
       expect(Buffer.from(ep.episodeBinpb)).toEqual(Buffer.from(toBinary(EpisodeSchema, ep.episode!)));
@@ -74,7 +73,7 @@ describe("modelstub serve --record-dir", () => {
     const control = createControlClient(address);
     try {
       await driveScenario(port, "scenario");
-      await expect.poll(async () => (await control.call<GetEpisodeResponse>("GetEpisode", { session: "scenario" })).episode?.calls.length).toBe(7);
+      await expect.poll(async () => (await control.call("GetEpisode", { session: "scenario" })).episode?.calls.length).toBe(7);
       await control.call("ResetSession", { session: "scenario" });
       await expect.poll(async () => (await readdir(dir)).sort()).toEqual([".episodes", "scenario.episode.binpb", "scenario.episode.json"]);
       expect(Buffer.from(await readFile(join(dir, "scenario.episode.binpb")))).toEqual(await readFile(goldenPath));
@@ -103,7 +102,7 @@ describe("modelstub serve --record-dir, ResetSession and LoadScript", () => {
     const served = await startServeProcess(["--script", scriptPath, "--grpc", "127.0.0.1:0", "--record-dir", records]);
     const port = createGrpcPort(served.address);
     const control = createControlClient(served.address);
-    const episodeBytes = async (session: string) => Buffer.from((await control.call<GetEpisodeResponse>("GetEpisode", { session })).episodeBinpb);
+    const episodeBytes = async (session: string) => Buffer.from((await control.call("GetEpisode", { session })).episodeBinpb);
     const recorded = async (session: string) => Buffer.from(await readFile(join(records, `${session}.episode.binpb`)));
     const stop = async () => {
       port.close();
@@ -118,11 +117,11 @@ describe("modelstub serve --record-dir, ResetSession and LoadScript", () => {
     const { port, control, episodeBytes, recorded, records, stop } = await startRecording();
     try {
       for (const t of ["a", "b", "c"]) await port.generate(userRequest(t), { session: "twice" });
-      expect((await control.call<ResetSessionResponse>("ResetSession", { session: "twice" })).calls).toBe(3);
+      expect((await control.call("ResetSession", { session: "twice" })).calls).toBe(3);
       // About 1.7 MB of episode: GetEpisode carries it twice (decoded and as bytes) within 4 MiB.
       for (let i = 0; i < 7; i++) await port.generate(userRequest(`d${i}`), { session: "twice", step: "long" });
       const last = await episodeBytes("twice");
-      const resets = await Promise.all([control.call<ResetSessionResponse>("ResetSession", { session: "twice" }), control.call<ResetSessionResponse>("ResetSession", { session: "twice" })]);
+      const resets = await Promise.all([control.call("ResetSession", { session: "twice" }), control.call("ResetSession", { session: "twice" })]);
       expect(resets.map((r) => r.calls).sort((a, b) => a - b)).toEqual([0, 7]);
       // No polling: the answers came after the write. Buffer.equals: a deep equality over MBs is slow.
       expect((await recorded("twice")).equals(last)).toBe(true);
@@ -138,7 +137,7 @@ describe("modelstub serve --record-dir, ResetSession and LoadScript", () => {
       await port.generate(userRequest("a"), { session: "reload" });
       await port.generate(userRequest("b"), { session: "reload" });
       const before = await episodeBytes("reload");
-      await control.call<LoadScriptResponse>("LoadScript", { session: "reload", script: "entries:\n  - reply: new\n", sourceName: "new.yaml" });
+      await control.call("LoadScript", { session: "reload", script: "entries:\n  - reply: new\n", sourceName: "new.yaml" });
       expect(await recorded("reload")).toEqual(before);
       expect(fromBinary(EpisodeSchema, before).calls).toHaveLength(2);
     } finally {

@@ -5,10 +5,10 @@ import type { ModelCallError } from "../../src/port/model-port.js";
 export const script = `
 steps:
   slow:
-    - latency: 30s
+    - latency: 1440m
       reply: "worth the wait"
   slow-stream:
-    - latency: { first_byte: 10s, per_chunk: 5s }
+    - latency: { first_byte: 600m, per_chunk: 300m }
       reply: "one two three four"
   error:
     - error:

@@ -50,7 +50,6 @@ describe("failures on the real clock", () => {
     const t = performance.now();
     await expect(server.port.generate(userRequest("x"), { step: "hang", timeoutMs: 100 })).rejects.toMatchObject({ code: Code.DEADLINE_EXCEEDED });
     expect(ms(t)).toBeGreaterThanOrEqual(90);
-    expect(ms(t)).toBeLessThan(2000);
   });
 
   it("a call without x-modelstub-session lands in session default", async () => {

@@ -2,7 +2,6 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { GetEpisodeResponse } from "../../gen/modelstub/v1/control_pb.js";
 import { createVirtualClock } from "../../src/engine/clock.js";
 import { createStub } from "../../src/engine/create-stub.js";
 import { loadScriptText } from "../../src/script/load-script.js";
@@ -13,7 +12,7 @@ import { createGrpcPort } from "../../src/port/grpc-port.js";
 import { collect, userRequest } from "../support/requests.js";
 import { startServeProcess } from "../support/run-cli.js";
 import { startStubServer, type StubServer } from "../support/start-stub-server.js";
-import { code, ms, script } from "./failure-fixture.js";
+import { code, script } from "./failure-fixture.js";
 
 let server: StubServer | undefined;
 afterEach(async () => {
@@ -22,30 +21,27 @@ afterEach(async () => {
 });
 
 describe("the virtual clock", () => {
-  it("completes 30 s of declared latency in well under 1 s of wall time, and records 30 s", async () => {
+  // Each declared wait below is far longer than any test timeout: that the test ends at all says
+  // it was not waited in real time. How fast virtual time runs is the bench's figure ("Virtual
+  // time" in bench/README.md), not a bound here.
+  it("completes a day of declared latency without waiting it, and records the day", async () => {
     server = await startStubServer(script, { clock: "virtual" });
-    const t = performance.now();
     const res = await server.port.generate(userRequest("x"), { step: "slow", session: "v" });
-    expect(ms(t)).toBeLessThan(1000);
     expect(res.message?.content).toBe("worth the wait");
     const call = server.stub.episode("v").calls[0]!;
-    expect([call.startMs, call.endMs]).toEqual([0n, 30_000n]);
+    expect([call.startMs, call.endMs]).toEqual([0n, 86_400_000n]);
   });
 
-  it("waits per chunk in virtual time too: 10 s + 3 x 5 s for a four-word stream", async () => {
+  it("waits per chunk in virtual time too: 10 h + 3 x 5 h for a four-word stream", async () => {
     server = await startStubServer(script, { clock: "virtual" });
-    const t = performance.now();
     const { frames } = await collect(server.port.generateStream(userRequest("x"), { step: "slow-stream", session: "v" }));
-    expect(ms(t)).toBeLessThan(1000);
     expect(frames.filter((f) => f.frame.case === "textDelta")).toHaveLength(4);
-    expect(server.stub.episode("v").calls[0]!.endMs).toBe(25_000n);
+    expect(server.stub.episode("v").calls[0]!.endMs).toBe(90_000_000n);
   });
 
-  it("honours the caller's deadline in virtual time: a declared hour against a 5 s deadline ends at once as DEADLINE_EXCEEDED", async () => {
+  it("honours the caller's deadline in virtual time: a declared hour against a 30 min deadline ends as DEADLINE_EXCEEDED without waiting it", async () => {
     server = await startStubServer(script, { clock: "virtual" });
-    const t = performance.now();
-    await expect(server.port.generate(userRequest("x"), { step: "long", timeoutMs: 5000 })).rejects.toMatchObject({ code: Code.DEADLINE_EXCEEDED });
-    expect(ms(t)).toBeLessThan(1000);
+    await expect(server.port.generate(userRequest("x"), { step: "long", timeoutMs: 1_800_000 })).rejects.toMatchObject({ code: Code.DEADLINE_EXCEEDED });
   });
 
   it("decides a declared wait against the deadline the same way every run: well inside it completes, reaching it does not", async () => {
@@ -91,20 +87,18 @@ entries:
     expect(server.stub.episode("d").calls.map((c) => Number(c.endMs - c.startMs))).toEqual([1000 + 2 * 200, 50 + 2 * 200, 1000 + 2 * 10]);
   });
 
-  it("under `modelstub serve --clock virtual`, answers a call with 30 s of latency in under 1 s of wall time", async () => {
+  it("under `modelstub serve --clock virtual`, answers a call with a day of latency without waiting it", async () => {
     const dir = await mkdtemp(join(tmpdir(), "modelstub-virtual-"));
     const scriptPath = join(dir, "slow.yaml");
-    await writeFile(scriptPath, "entries:\n  - latency: 30s\n    reply: worth the wait\n");
+    await writeFile(scriptPath, "entries:\n  - latency: 1440m\n    reply: worth the wait\n");
     const { child, address, exit } = await startServeProcess(["--script", scriptPath, "--grpc", "127.0.0.1:0", "--clock", "virtual"]);
     const port = createGrpcPort(address);
     const control = createControlClient(address);
     try {
-      const t = performance.now();
       const res = await port.generate(userRequest("x"), { session: "cli" });
-      expect(ms(t)).toBeLessThan(1000);
       expect(res.message?.content).toBe("worth the wait");
-      const call = (await control.call<GetEpisodeResponse>("GetEpisode", { session: "cli" })).episode!.calls[0]!;
-      expect([call.startMs, call.endMs]).toEqual([0n, 30_000n]);
+      const call = (await control.call("GetEpisode", { session: "cli" })).episode!.calls[0]!;
+      expect([call.startMs, call.endMs]).toEqual([0n, 86_400_000n]);
     } finally {
       port.close();
       control.close();
@@ -115,8 +109,6 @@ entries:
 
   it("cuts a hang off at the caller's deadline without real waiting", async () => {
     server = await startStubServer(script, { clock: "virtual" });
-    const t = performance.now();
-    await expect(server.port.generate(userRequest("x"), { step: "hang", timeoutMs: 5000 })).rejects.toMatchObject({ code: Code.DEADLINE_EXCEEDED });
-    expect(ms(t)).toBeLessThan(1000);
+    await expect(server.port.generate(userRequest("x"), { step: "hang", timeoutMs: 1_800_000 })).rejects.toMatchObject({ code: Code.DEADLINE_EXCEEDED });
   });
 });

@@ -78,7 +78,7 @@ export async function startModelstub({ name, grpcPort, httpPort, recordDir, scri
   await new Promise((resolve, reject) => {
     const onData = (d) => {
       stderr += d;
-      if (stderr.includes("gRPC listening on") && (!httpPort || stderr.includes("HTTP listening on"))) resolve();
+      if (stderr.includes("gRPC listening") && (!httpPort || stderr.includes("HTTP listening"))) resolve();
     };
     child.stderr.on("data", onData);
     exited.then((code) => reject(new Error(`modelstub ${name} exited (${code}) before listening:\n${stderr}`)));

@@ -1,7 +1,8 @@
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { checkAfterBatch } from "./harness.js";
-import { echoedField, largeEpisodeFetches, millionMessages, nested, repeatedControl, repeatedPost, stalledReaders, streamedEchoes, type Attack, type AttackReport } from "./attacks.js";
-import { loopStallBoundMs, loopStallsSince, p99SlackMs, prepareBystander, runBystander, sameBytes, startIsolationServer, watchRss, type IsolationServer } from "./bystander.js";
+import { echoedField, millionMessages, nested, repeatedControl, repeatedPost, stalledReaders, streamedEchoes, type Attack, type AttackReport } from "./attacks.js";
+import { largeEpisodeFetches } from "./large-episode-fetches.js";
+import { describeStalls, slowestCalls, loadedLoopStallBoundMs, loopStallBoundMs, loopStallsSince, p99SlackMs, prepareBystander, runBystander, sameBytes, startIsolationServer, watchRss, type IsolationServer } from "./bystander.js";
 
 /*
  * Issue 27, items 5 and 6: one caller cannot stall or crash the others. Each attack runs against
@@ -12,9 +13,9 @@ import { loopStallBoundMs, loopStallsSince, p99SlackMs, prepareBystander, runBys
  * - the bystander's p99 is within 250 ms of the quiet run's, and every call answered right;
  * - its episode bytes (GetEpisode and ExportEpisode) are the quiet run's: the declared timeline
  *   makes them independent of load;
- * - the server's event loop was never held more than 50 ms in a row (its `event loop held` log
- *   lines, `--loop-warn 1ms`: monitorEventLoopDelay inside the server; reported only in the
- *   loaded CI step, see underLoad);
+ * - the server's event loop never did more than 50 ms of work in one go, in its own CPU time (its
+ *   `event loop held` log lines, `--loop-warn 1ms`: `longest_cpu_ms`; bystander.ts says why CPU
+ *   time; 100 ms in the loaded CI step); the wall-time figure is reported beside it;
  * - its RSS grew at most the attack's bound meanwhile, and it did not exit;
  * - the attack's own promise held (a refusal, a clipped echo, stalled calls released);
  * - afterwards, checkAfterBatch: a good call answers, and RSS and fds are back within bounds.
@@ -26,9 +27,9 @@ import { loopStallBoundMs, loopStallsSince, p99SlackMs, prepareBystander, runBys
 
 /**
  * Set by the loaded CI step (.ci/run.d/20-under-load.sh), which runs this file beside a busy loop
- * per core: there the server's loop also waits for a core (its longest stall in a quiet run is
- * 200-250 ms on 2 cores), so the 50 ms bound on what one request holds cannot be told apart from
- * the scheduler's share. Every other check holds there as here.
+ * per core: every bound holds there as here, the loop's longest stretch within
+ * loadedLoopStallBoundMs (bystander.ts says why), but beside the stalled readers, where that
+ * stretch and the bystander's p99 are reported there, not bounded (below).
  */
 const underLoad = process.env["MODELSTUB_ISOLATION_UNDER_LOAD"] === "1";
 
@@ -39,7 +40,7 @@ const requestsRssBoundMb = 512;
 
 /** The attacks whose bystander p99 the loaded step reports and does not bound (see below). */
 const stalledReadersPrefix = "64 stalled readers of ";
-const largeEpisodeAttack = "a 60 MiB episode fetched x2 by GetEpisode (full, bytes_only) and ExportEpisode";
+const largeEpisodeAttack = "a 60 MiB episode fetched: GetEpisode at 30 and 60 MiB (full, bytes_only), ExportEpisode x2";
 
 const attacks: [string, Attack, number][] = [
   ["deep script x3: LoadScript of `entries: ` + 2000-deep brackets (4 KB)", repeatedControl("LoadScript", `entries: ${nested(2000)}`, 3), requestsRssBoundMb],
@@ -58,8 +59,9 @@ const attacks: [string, Attack, number][] = [
   ["a 3 MB echoed `type` x3 to /v1/responses", repeatedPost("responses", echoedField("responses"), 3, 1024), requestsRssBoundMb],
   ["a 3 MB echoed `role` x3 to /v1/messages", repeatedPost("messages", echoedField("messages"), 3, 1024), requestsRssBoundMb],
   ["64 large streamed echoes (960 KB each), read normally", streamedEchoes(64), streamsRssBoundMb],
-  // Item 5: a fetch or export of a large episode yields, where it held the loop up to a second.
-  ["a 60 MiB episode fetched x2 by GetEpisode (full, bytes_only) and ExportEpisode", largeEpisodeFetches(2), requestsRssBoundMb],
+  // Item 5: a fetch or export of a large episode yields, where it held the loop up to a second;
+  // GetEpisode answers at most 32 MiB (grpc-js copies its answer into one frame at once).
+  [largeEpisodeAttack, largeEpisodeFetches(2), requestsRssBoundMb],
 ];
 
 describe("a bystander session during each attack", () => {
@@ -93,8 +95,8 @@ describe("a bystander session during each attack", () => {
 
     const sameEpisode = sameBytes(during.getEpisode, quiet.getEpisode) && sameBytes(during.exportEpisode, quiet.exportEpisode);
     console.log(
-      `isolation: ${name}: bystander p99 quiet ${quiet.p99Ms.toFixed(0)} ms, during ${during.p99Ms.toFixed(0)} ms (${during.failures.length} of ${during.latenciesMs.length} calls failed); ` +
-        `${underLoad ? "(under load) " : ""}loop longest stall quiet ${quietStallMs ?? "?"} ms, during ${stallMs ?? "(server exited)"} ms; RSS peak +${rssPeakMb.toFixed(0)} MB; ` +
+      `isolation: ${name}: bystander p99 quiet ${quiet.p99Ms.toFixed(0)} ms, during ${during.p99Ms.toFixed(0)} ms (${during.failures.length} of ${during.latenciesMs.length} calls failed; slowest ${slowestCalls(during)}); ` +
+        `${underLoad ? "(under load) " : ""}loop's longest stretch quiet ${describeStalls(quietStallMs)}, during ${stallMs === undefined ? "(server exited)" : describeStalls(stallMs)}; RSS peak +${rssPeakMb.toFixed(0)} MB; ` +
         `episode ${sameEpisode ? "same" : "DIFFERS"}; server ${exited === undefined ? "up" : `EXITED ${exited}`}; attack: ${report.notes.join("; ")}` +
         (report.failures.length ? `; attack failures: ${report.failures.join("; ")}` : ""),
     );
@@ -103,17 +105,19 @@ describe("a bystander session during each attack", () => {
     expect.soft(report.failures, `${name}: the attack's own promise`).toEqual([]);
     expect.soft(quiet.failures, `${name}: the quiet run's calls`).toEqual([]);
     expect.soft(during.failures, `${name}: the bystander's calls during the attack`).toEqual([]);
-    // Under the busy loops, 64 streams of up to 5.8 MB each (written into the sockets' buffers
-    // before they stall) put the bystander's p99 at 260-640 ms (chat completions the worst), and
-    // GetEpisode's 120 MB answers (grpc-js copies each into one frame at once) at 250-600 ms:
-    // the p99s the loaded step reports rather than bounds (issue 27 stays open on them).
-    if (!(underLoad && (name.startsWith(stalledReadersPrefix) || name === largeEpisodeAttack))) expect.soft(during.p99Ms, `${name}: bystander p99 during the attack, quiet ${quiet.p99Ms.toFixed(0)} ms + ${p99SlackMs} ms`).toBeLessThanOrEqual(quiet.p99Ms + p99SlackMs);
+    // Bounded in the loaded step too beside the episode fetch (GetEpisode answers at most 32 MiB:
+    // grpc-js copied each 120 MB answer into one frame at once). Beside the 64 stalled readers
+    // it is reported there, not bounded: a large stream now writes a slice of at most 4 ms per
+    // turn (inWriteTurns), which brought the fuzz step's p99 to quiet + 72-120 ms beside them,
+    // but under the busy loops it read quiet + 244-895 ms (docs/operations.md).
+    if (!(underLoad && name.startsWith(stalledReadersPrefix))) expect.soft(during.p99Ms, `${name}: bystander p99 during the attack, quiet ${quiet.p99Ms.toFixed(0)} ms + ${p99SlackMs} ms`).toBeLessThanOrEqual(quiet.p99Ms + p99SlackMs);
     expect.soft(during.fetchFailures, `${name}: fetching the bystander's episode`).toEqual([]);
     expect.soft(sameBytes(quiet.getEpisode, quiet.exportEpisode), `${name}: GetEpisode and ExportEpisode give the same bytes`).toBe(true);
     expect.soft(sameEpisode, `${name}: the bystander's episode bytes equal the quiet run's`).toBe(true);
-    // Under the loaded CI step the figure is the scheduler's as much as the server's (a quiet
-    // run there shows 200-250 ms): reported, not bounded (underLoad).
-    if (!underLoad) expect.soft(stallMs, `${name}: the server's longest event-loop stall during the attack`).toBeLessThanOrEqual(loopStallBoundMs);
+    // In the loop's own CPU time: what a request holds, whatever the machine's load (bystander.ts).
+    // Beside the stalled readers under the busy loops it is reported, not bounded: 27-97 ms there
+    // (GC pauses of 15-142 ms in the same seconds; chat completions the worst).
+    if (!(underLoad && name.startsWith(stalledReadersPrefix))) expect.soft(stallMs?.cpuMs, `${name}: the server's longest stretch of loop work during the attack, in CPU time`).toBeLessThanOrEqual(underLoad ? loadedLoopStallBoundMs : loopStallBoundMs);
     expect.soft(rssPeakMb, `${name}: RSS growth during the attack, bound ${rssBoundMb} MB`).toBeLessThanOrEqual(rssBoundMb);
     // After the attack, every session deleted and the garbage collected: the server answers, its
     // fds are back, and its RSS is within the attack's bound of the warm baseline. Not the +100 MB

@@ -1,4 +1,3 @@
-import type { GetEpisodeResponse } from "../../gen/modelstub/v1/control_pb.js";
 import { userRequest } from "../support/requests.js";
 import { rssMb, startFuzzServer, type FuzzServer } from "./harness.js";
 
@@ -13,13 +12,24 @@ import { rssMb, startFuzzServer, type FuzzServer } from "./harness.js";
 /** How much later than on the quiet run the bystander's p99 may be (issue 27, item 6). */
 export const p99SlackMs = 250;
 /**
- * The longest the server's loop may be held during an attack (issue 27, item 5: "about 50 ms").
- * No request's work holds it longer than that: a heavy request is split into turns
- * (src/shared/heavy-turns.ts), and the attacks measured 16-65 ms on a quiet 2-core machine. The
- * monitor also counts the time the server waits for a core while this test's own client (64
- * bodies of 5.8 MB) runs on the other, so the check allows twice the target.
+ * The longest stretch of work the server's loop may do in one go during an attack, in its own
+ * CPU time (issue 27, item 5: "about 50 ms"): the `longest_cpu_ms` of its `event loop held` lines
+ * (src/cli/start-loop-report.ts). No request's work holds it longer: a heavy request is split into
+ * turns (src/shared/heavy-turns.ts), and so is a large stream's writing. CPU time, not wall time,
+ * because the machine is shared: wall time between two turns of the loop also counts the time the
+ * server waited for a core while this test's own clients, other processes or the loaded step's
+ * busy loops ran (a quiet run showed 198 ms so), and that is the scheduler's, not a request's. A
+ * real block is still seen whole (test/cli/loop-cpu-meter.test.ts: 80 ms of work reads 60 or more).
  */
-export const loopStallBoundMs = 100;
+export const loopStallBoundMs = 50;
+/**
+ * The same bound in the loaded CI step (busy loops on every core). A stretch counts the loop
+ * thread's garbage-collection pauses, and with the cores busy V8's helper threads mark less of the
+ * heap concurrently, so the main thread does more of it in its pauses: one pause took 39 ms of CPU
+ * beside the 64 stalled chat completions readers. Beside the stalled readers under the busy loops
+ * the stretch is reported, not bounded (bystander.test.ts); the other attacks measured 2-26 ms.
+ */
+export const loadedLoopStallBoundMs = 100;
 
 /** The bystander's script: every answer waits a declared 60 ms, and streams 10 ms a word after that. */
 export const bystanderScript = `entries:
@@ -50,7 +60,7 @@ export async function startIsolationServer(): Promise<IsolationServer> {
   let http: string | undefined;
   // The HTTP line follows the gRPC one, which startFuzzServer waited for.
   for (let i = 0; i < 200 && !http; i++) {
-    http = /HTTP listening on (\S+)/.exec(server.output().stderr)?.[1];
+    http = /HTTP listening(?: on |","url":")([^\s"]+)/.exec(server.output().stderr)?.[1];
     if (!http) await new Promise((r) => setTimeout(r, 25));
   }
   if (!http) throw new Error(`the server did not say where HTTP listens:\n${server.output().stderr}`);
@@ -140,7 +150,7 @@ export async function runBystander(server: IsolationServer): Promise<BystanderRu
   let getEpisode: Uint8Array | undefined;
   let exportEpisode: Uint8Array | undefined;
   try {
-    getEpisode = (await server.control.call<GetEpisodeResponse>("GetEpisode", { session, bytesOnly: true }, { timeoutMs: callTimeoutMs })).episodeBinpb;
+    getEpisode = (await server.control.call("GetEpisode", { session, bytesOnly: true }, { timeoutMs: callTimeoutMs })).episodeBinpb;
   } catch (err) {
     fetchFailures.push(`GetEpisode: ${(err as Error).message}`);
   }
@@ -152,31 +162,64 @@ export async function runBystander(server: IsolationServer): Promise<BystanderRu
   return { latenciesMs, failures, p99Ms: percentile(latenciesMs, 99), getEpisode, exportEpisode, fetchFailures };
 }
 
+/** The run's three slowest calls, "http 2 412 ms, ...": where the time went. */
+export function slowestCalls(run: BystanderRun): string {
+  const kinds = ["unary", "stream", "http"];
+  return run.latenciesMs
+    .map((ms, i) => ({ ms, what: `${kinds[i % 3]} ${Math.floor(i / 3)}` }))
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, 3)
+    .map((c) => `${c.what} ${c.ms.toFixed(0)} ms`)
+    .join(", ");
+}
+
 /** Whether two byte arrays are equal (undefined equals nothing). */
 export function sameBytes(a: Uint8Array | undefined, b: Uint8Array | undefined): boolean {
   return a !== undefined && b !== undefined && Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0;
 }
 
+/** The longest loop stalls of a stretch of the server's log, in ms. */
+export interface LoopStalls {
+  /** The longest the loop was late in wall time: what callers waited, time without a core included. */
+  wallMs: number;
+  /** The longest stretch of the loop's own work, in its CPU time: what the bound is on. */
+  cpuMs: number;
+  /** Time the loop waited for a core, summed over the stretch. */
+  noCoreMs: number;
+  /** The longest garbage-collection pause (wall time). */
+  gcMs: number;
+}
+
 /**
  * Marks where the server's log stands; the function returned waits for the period running at
- * its call to be logged, then gives the longest stall of the `event loop held` lines since the
- * mark (ms; 0 when there were none), or undefined when the server has exited.
+ * its call to be logged, then gives the longest stalls of the `event loop held` lines since the
+ * mark (0 when there were none), or undefined when the server has exited.
  */
-export async function loopStallsSince(server: IsolationServer): Promise<() => Promise<number | undefined>> {
+export async function loopStallsSince(server: IsolationServer): Promise<() => Promise<LoopStalls | undefined>> {
   // The period running now began before the mark: wait for its line, so what came before (a
   // warm-up, the last run's fetches) is not counted.
   await nextLoopLine(server, server.output().stderr.length);
   const from = server.output().stderr.length;
-  const longest = () => {
-    let max = 0;
-    for (const m of server.output().stderr.slice(from).matchAll(/"msg":"event loop held"[^\n]*?"longest_ms":(\d+)/g)) max = Math.max(max, Number(m[1]));
-    return max;
+  const longest = (): LoopStalls => {
+    const stalls = { wallMs: 0, cpuMs: 0, noCoreMs: 0, gcMs: 0 };
+    for (const m of server.output().stderr.slice(from).matchAll(/"msg":"event loop held","longest_ms":(\d+),"longest_cpu_ms":(\d+)(?:,"no_core_ms":(\d+))?,"longest_gc_ms":(\d+)/g)) {
+      stalls.wallMs = Math.max(stalls.wallMs, Number(m[1]));
+      stalls.cpuMs = Math.max(stalls.cpuMs, Number(m[2]));
+      stalls.noCoreMs += Number(m[3] ?? 0);
+      stalls.gcMs = Math.max(stalls.gcMs, Number(m[4]));
+    }
+    return stalls;
   };
   return async () => {
     // The period running now is part of the window: wait for its line.
     await nextLoopLine(server, server.output().stderr.length);
     return server.exited() === undefined ? longest() : undefined;
   };
+}
+
+/** "C ms of CPU (wall W ms, no core N ms, longest GC pause G ms)", or "?" */
+export function describeStalls(s: LoopStalls | undefined): string {
+  return s === undefined ? "?" : `${s.cpuMs} ms of CPU (wall ${s.wallMs} ms, no core ${s.noCoreMs} ms, longest GC pause ${s.gcMs} ms)`;
 }
 
 /** Waits for an `event loop held` line after offset `from` of the log (a period and a half at most: a second with no stall has none). */

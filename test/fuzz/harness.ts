@@ -3,7 +3,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect, type ClientHttp2Session, type IncomingHttpHeaders } from "node:http2";
 import { expect } from "vitest";
-import type { ListSessionsResponse } from "../../gen/modelstub/v1/control_pb.js";
 import { codeNames } from "../../src/shared/status-code.js";
 import { createControlClient, type ControlClient } from "../../src/port/control-client.js";
 import { createGrpcPort } from "../../src/port/grpc-port.js";
@@ -137,7 +136,7 @@ export async function checkAfterBatch(server: FuzzServer, batch: string, boundMb
   // Episodes keep what they record, requests included (up to --max-episode-bytes a session):
   // 16 streamed echoes of 1 MB are 8 MB of episode that stays, by design, until the session is
   // reset or deleted. Delete every session, so what is left is what the batch leaked.
-  const { sessions } = await server.control.call<ListSessionsResponse>("ListSessions", {});
+  const { sessions } = await server.control.call("ListSessions", {});
   for (const s of sessions) await server.control.call("DeleteSession", { session: s.name }, { timeoutMs: 20_000 });
   await server.collectGarbage();
   let rss = rssMb(server.pid);
@@ -156,7 +155,7 @@ export async function checkAfterBatch(server: FuzzServer, batch: string, boundMb
 
 /** Calls running in a session, as ListSessions reports them. */
 export async function running(control: ControlClient, session: string): Promise<number> {
-  const r = await control.call<ListSessionsResponse>("ListSessions", {});
+  const r = await control.call("ListSessions", {});
   return r.sessions.find((s) => s.name === session)?.running ?? 0;
 }
 

@@ -44,6 +44,18 @@ describe("JSON written in pieces", () => {
     expect([...jsonPieces("", [small], "")]).toEqual([JSON.stringify(["\ud83d\ude00 ok"])]);
   });
 
+  it("writes a text with nothing to escape as it is, and one part to escape makes the whole text escaped", () => {
+    const plain = "word ".repeat(20_000);
+    const joined = new JoinedText();
+    for (let at = 0; at < plain.length; at += 8192) joined.add(plain.slice(at, at + 8192));
+    expect(joined.plain).toBe(true);
+    expect([...jsonPieces("", { text: joined }, "")].join("")).toBe(JSON.stringify({ text: plain }));
+    expect([...jsonPieces("", [plain], "")].join("")).toBe(JSON.stringify([plain]));
+    joined.add('a "quote", a \\ and a \n');
+    expect(joined.plain).toBe(false);
+    expect([...jsonPieces("", { text: joined }, "")].join("")).toBe(JSON.stringify({ text: `${plain}a "quote", a \\ and a \n` }));
+  });
+
   it("leaves a small value in one piece, made at once", () => {
     const value = { type: "ping" };
     expect(jsonPieces("event: ping\ndata: ", value, "\n\n")).toEqual([`event: ping\ndata: {"type":"ping"}\n\n`]);

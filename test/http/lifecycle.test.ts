@@ -10,7 +10,7 @@ const chat = { model: "m", messages: [{ role: "user", content: "go" }] };
 
 describe("the HTTP front's lifecycle", () => {
   it("cancels a real-clock stream when the client goes away mid-SSE, and stops its timers", async () => {
-    const h = await startHttpStub("entries: [{ latency: { per_chunk: 10s }, reply: 'slow words here' }]", { clock: "real" });
+    const h = await startHttpStub("entries: [{ latency: { per_chunk: 60m }, reply: 'slow words here' }]", { clock: "real" });
     try {
       const firstBytes = await new Promise<string>((resolve, reject) => {
         const req = request(new URL("/v1/chat/completions", h.base), { method: "POST", agent: false }, (res) => {
@@ -24,14 +24,13 @@ describe("the HTTP front's lifecycle", () => {
         req.end(JSON.stringify({ ...chat, stream: true }));
       });
       expect(firstBytes).toContain('"role":"assistant"');
-      await expect.poll(() => h.stub.episode("default").calls.map((c) => c.outcome), { timeout: 2000 }).toEqual([Outcome.CANCELLED]);
+      await expect.poll(() => h.stub.episode("default").calls.map((c) => c.outcome)).toEqual([Outcome.CANCELLED]);
       await expect.poll(() => h.logs.map((l) => l.status)).toEqual([499]);
       expect(h.stub.inFlight()).toBe(0);
     } finally {
-      const started = performance.now();
-      await h.close();
-      // No 10 s timer is left behind to hold the close up.
-      expect(performance.now() - started).toBeLessThan(900);
+      // Nothing is left behind to hold the close up: with an hour's grace (and an hour per
+      // chunk), a close that waited on the call would outlast the test.
+      await h.server.close(3_600_000);
     }
   });
 

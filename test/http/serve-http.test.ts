@@ -18,8 +18,8 @@ function serveWithHttp(args: string[]) {
   const ready = new Promise<{ grpc: string; http: string }>((resolve, reject) => {
     child.stderr.on("data", (d: Buffer) => {
       stderr += d.toString();
-      const grpc = /gRPC listening on (\S+)/.exec(stderr)?.[1];
-      const http = /HTTP listening on (\S+)/.exec(stderr)?.[1];
+      const grpc = /gRPC listening(?: on |","address":")([^\s"]+)/.exec(stderr)?.[1];
+      const http = /HTTP listening(?: on |","url":")([^\s"]+)/.exec(stderr)?.[1];
       if (grpc && http) resolve({ grpc, http });
     });
     void exit.then((code) => reject(new Error(`serve exited with ${code}:\n${stdout}\n${stderr}`)));

@@ -43,7 +43,7 @@ MODELSTUB_CLOCK=virtual node "$ROOT/bin/modelstub.js" serve --script "$HERE/dial
 SERVER_PID=$!
 BASE=""
 for _ in $(seq 100); do
-  BASE="$(sed -n 's/^modelstub: HTTP listening on //p' "$WORK/server.log")"
+  BASE="$(sed -n -e 's/^modelstub: HTTP listening on //p' -e 's/^{"level":"info","msg":"HTTP listening","url":"\([^"]*\)".*/\1/p' "$WORK/server.log")"
   [ -n "$BASE" ] && break
   kill -0 "$SERVER_PID" 2>/dev/null || break
   sleep 0.1

@@ -32,7 +32,7 @@ start_server() {
   ADDR=""
   local _
   for _ in $(seq 100); do
-    ADDR="$(sed -n 's/^modelstub: gRPC listening on //p' "$2")"
+    ADDR="$(sed -n -e 's/^modelstub: gRPC listening on //p' -e 's/^{"level":"info","msg":"gRPC listening","address":"\([^"]*\)".*/\1/p' "$2")"
     [ -n "$ADDR" ] && return 0
     kill -0 "$SERVER_PID" 2>/dev/null || break
     sleep 0.1

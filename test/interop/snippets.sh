@@ -62,7 +62,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 SERVER_PID=$!; SERVER_PGID=$!
 ADDR=""
 for _ in $(seq 100); do
-  ADDR="$(sed -n 's/^modelstub: gRPC listening on //p' "$WORK/server.log")"
+  ADDR="$(sed -n -e 's/^modelstub: gRPC listening on //p' -e 's/^{"level":"info","msg":"gRPC listening","address":"\([^"]*\)".*/\1/p' "$WORK/server.log")"
   [ -n "$ADDR" ] && break
   kill -0 "$SERVER_PID" 2>/dev/null || break
   sleep 0.1

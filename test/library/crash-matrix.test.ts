@@ -22,6 +22,11 @@ describe("crashMatrix", () => {
     expect(crashMatrix(yaml, { episode: toBinary(EpisodeSchema, episode), kinds: ["drop"] }).map((p) => p.name)).toEqual(["main list, 1st call: stream dropped after 1 chunk"]);
   });
 
+  it("picks positions among an episode's calls when given both", () => {
+    expect(crashMatrix(yaml, { episode, positions: ":1", kinds: ["drop", "hang"] }).map((p) => p.name)).toEqual(["main list, 1st call: stream dropped after 1 chunk", "main list, 1st call: hang"]);
+    expect(() => crashMatrix(yaml, { episode, positions: "plan:2" })).toThrow('the episode has no call plan:2: it made 1 call on step "plan"');
+  });
+
   it("takes positions as text, and refuses a step the script has not", () => {
     expect(crashMatrix(yaml, { positions: "plan:2", kinds: ["hang"] })[0]!.plan.rules).toEqual([{ at: { step: "plan", occurrence: 2 }, hang: true }]);
     expect(() => crashMatrix(yaml, { positions: "act:1" })).toThrow('crashMatrix: the script "<script>" has no step "act"');

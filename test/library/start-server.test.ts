@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
-import { Code, EpisodeSchema, ModelCallError, Role, ScriptError, startServer, type ModelPort, type StubServer } from "../../src/index.js";
+import { Code, createGrpcPort, EpisodeSchema, ModelCallError, Role, ScriptError, startServer, type ModelPort, type StubServer } from "../../src/index.js";
 
 const script = `
 entries:
@@ -96,8 +96,28 @@ describe("startServer", () => {
     expect(server.control.sessions().map((s) => s.name)).toEqual(["h"]);
   });
 
+  it("with grpc: false serves in process and over HTTP only, and client() says why it cannot", async () => {
+    const server = await start({ script, grpc: false, http: "127.0.0.1:0", clock: "virtual" });
+    expect(server.grpcAddress).toBe("");
+    expect(() => server.client()).toThrow(/no gRPC \(grpc: false\)/);
+    expect(await converse(server.inProcess())).toEqual(["Hello, Ada.", "Second.", `${Code.UNAVAILABLE} overloaded`]);
+    expect(server.httpUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+  });
+
   it("refuses a non-loopback address without a control token", async () => {
     await expect(startServer({ grpc: "0.0.0.0:0" })).rejects.toThrow(/without a token/);
+  });
+});
+
+describe("createGrpcPort", () => {
+  it("calls a server by its address once grpc-js is loaded at the first call; a port closed first never connects", async () => {
+    const server = await start({ script, clock: "virtual" });
+    createGrpcPort(server.grpcAddress).close(); // closed before any call: nothing was opened
+    const port = createGrpcPort(server.grpcAddress);
+    expect(await converse(port)).toEqual(["Hello, Ada.", "Second.", `${Code.UNAVAILABLE} overloaded`]);
+    port.close();
+    await expect(port.generate({}, { session: "t1" })).rejects.toThrow(/shut down|closed/i);
+    expect(server.control.episode("t1").calls.length).toBe(3);
   });
 });
 

@@ -21,13 +21,13 @@ describe("health", () => {
     // The call in flight holds the drain open until the test ends it: no race with a timer.
     const stop = new AbortController();
     try {
-      expect(await runCli(["health", "--addr", s.address])).toMatchObject({ code: 0, stdout: "status: SERVING\n" });
+      expect(await runCli(["health", "--addr", s.address, "--timeout", "60s"])).toMatchObject({ code: 0, stdout: "status: SERVING\n" });
       const inFlight = port.generate(userRequest("x"), { session: "drain", signal: stop.signal }).catch((e: { code: number }) => e.code);
       await untilRunning(s.address, "drain", 1);
       s.child.kill("SIGTERM");
       // Draining: the health service still answers, with NOT_SERVING; new model calls are refused.
       await untilDraining(s.address);
-      expect(await runCli(["health", "--addr", s.address])).toMatchObject({ code: 4, stdout: "status: NOT_SERVING\n" });
+      expect(await runCli(["health", "--addr", s.address, "--timeout", "60s"])).toMatchObject({ code: 4, stdout: "status: NOT_SERVING\n" });
       await expect(port.generate(userRequest("x"), { session: "late" })).rejects.toMatchObject({ code: Code.UNAVAILABLE, details: "modelstub is shutting down: it takes no new calls" });
       // The server waits for the call in flight, which ends when its client cancels it.
       stop.abort();
@@ -46,7 +46,7 @@ describe("health", () => {
   it("exits 3 when the RPC fails and 1 on bad arguments", async () => {
     const s = await startServeProcess(["--grpc", "127.0.0.1:0"]);
     try {
-      const missing = await runCli(["health", "--addr", s.address, "--service", "no.such.Service"]);
+      const missing = await runCli(["health", "--addr", s.address, "--service", "no.such.Service", "--timeout", "60s"]);
       expect(missing.code).toBe(3);
       expect(missing.stderr).toContain("NOT_FOUND");
       expect((await runCli(["health", "--bogus"])).code).toBe(1);
@@ -85,7 +85,7 @@ describe("health", () => {
     const s = await startServeProcess(["--control-token", "t"], { env: { MODELSTUB_GRPC: "0.0.0.0:0", MODELSTUB_TLS_CERT: cert, MODELSTUB_TLS_KEY: key } });
     try {
       const bound = `0.0.0.0:${s.address.split(":").pop()}`;
-      expect(await runCli(["health"], { env: { MODELSTUB_GRPC: bound, MODELSTUB_TLS_CERT: cert } })).toEqual({ code: 0, stdout: "status: SERVING\n", stderr: "" });
+      expect(await runCli(["health", "--timeout", "60s"], { env: { MODELSTUB_GRPC: bound, MODELSTUB_TLS_CERT: cert } })).toEqual({ code: 0, stdout: "status: SERVING\n", stderr: "" });
       // Without the certificate the probe speaks plaintext, which the TLS server never answers.
       const plain = await runCli(["health", "--timeout", "500ms"], { env: { MODELSTUB_GRPC: bound } });
       expect(plain.code).toBe(2);

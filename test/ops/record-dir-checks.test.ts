@@ -98,7 +98,10 @@ describe("modelstub serve --record-dir, when a write fails at run time", () => {
     expect(await s.exit).toBe(1);
     const { stderr } = s.output();
     expect(stderr.match(/"msg":"cannot record episode"/g)).toHaveLength(2);
-    expect(stderr).toContain(`modelstub serve: 2 episode writes to --record-dir ${records} failed (see the "cannot record episode" lines): those episodes are lost; exiting 1`);
+    // --log-format json: the exit's reason is a JSON object like every other line.
+    expect(stderr).toContain(
+      `${JSON.stringify({ level: "error", msg: `2 episode writes to --record-dir ${records} failed (see the "cannot record episode" lines): those episodes are lost; exiting 1`, failed_writes: 2, exit_code: 1 })}\n`,
+    );
   });
 });
 

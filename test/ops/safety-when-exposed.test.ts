@@ -86,7 +86,7 @@ describe("safety when exposed", () => {
         const recorded = Number(/recorded (\d+) bytes/.exec((refused as { details: string }).details)![1]);
         expect(recorded).toBeGreaterThanOrEqual(3000);
         // The count is the recorded calls' encoded size: the episode's bytes plus a few per call.
-        const { episodeBinpb } = await control.call<{ episodeBinpb: Uint8Array }>("GetEpisode", { session: "big" });
+        const { episodeBinpb } = await control.call("GetEpisode", { session: "big" });
         expect(episodeBinpb.length - recorded).toBeGreaterThan(0);
         expect(episodeBinpb.length - recorded).toBeLessThan(20);
         expect((await port.generate(userRequest(long), { session: "small" })).message?.content).toBe(`PROBE-ECHO ok: ${long}`);
@@ -104,7 +104,7 @@ describe("safety when exposed", () => {
     const s = await startServeProcess(["--grpc", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key]);
     try {
       expect(s.output().stderr).toContain("(TLS)");
-      expect((await runCli(["health", "--addr", s.address, "--tls", "--tls-ca", cert])).code).toBe(0);
+      expect((await runCli(["health", "--addr", s.address, "--tls", "--tls-ca", cert, "--timeout", "60s"])).code).toBe(0);
       // A plaintext probe never gets through the TLS handshake: it cannot connect (2).
       const plain = await runCli(["health", "--addr", s.address, "--timeout", "500ms"]);
       expect(plain.code).toBe(2);

@@ -30,7 +30,7 @@ describe("logs", () => {
       .output()
       .stderr.trim()
       .split("\n")
-      // The start-up lines ("modelstub: gRPC listening on ...") are plain text on stderr too.
+      // With `auto`, the start-up lines ("modelstub: gRPC listening on ...") stay plain text.
       .filter((l) => l.startsWith("{"))
       .map((l) => JSON.parse(l) as Record<string, unknown>)
       .filter((l) => l["msg"] === "call");
@@ -150,8 +150,8 @@ describe("logs", () => {
       child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
       const exited = new Promise((r) => child.on("exit", r));
       try {
-        await expect.poll(() => /gRPC listening on (\S+)/.exec(out)?.[1], { timeout: 10_000 }).toBeDefined();
-        const port = createGrpcPort(/gRPC listening on (\S+)/.exec(out)![1]!);
+        await expect.poll(() => /gRPC listening(?: on |","address":")([^\s"]+)/.exec(out)?.[1]).toBeDefined();
+        const port = createGrpcPort(/gRPC listening(?: on |","address":")([^\s"]+)/.exec(out)![1]!);
         await port.generate(userRequest("PROBE-ECHO tty"));
         port.close();
         await expect.poll(() => out).toContain("modelstub info: call transport=grpc method=Generate session=default entry=entries[4] entry_name=probe-echo sequence=1 model=test-model last_user=\"PROBE-ECHO tty\"");

@@ -11,10 +11,10 @@ import {
   HealthCheckResponse_ServingStatus as ServingStatus,
   type HealthCheckResponse,
 } from "../../gen/grpc/health/v1/health_pb.js";
-import type { ListSessionsResponse } from "../../gen/modelstub/v1/control_pb.js";
 import { serviceDefinition } from "../../src/grpc/service-definition.js";
 import { createControlClient } from "../../src/port/control-client.js";
 import { repoRoot, startServeProcess } from "../support/run-cli.js";
+import { testTimeoutMs } from "../support/test-timeout.js";
 
 /*
  * What the tests of `modelstub serve` run as a child process share: buf curl, a scratch folder,
@@ -25,7 +25,7 @@ const buf = join(repoRoot, "node_modules/.bin/buf");
 
 export function bufCurl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) =>
-    execFile(buf, ["curl", "--protocol", "grpc", "--http2-prior-knowledge", ...args], { timeout: 15_000 }, (err, stdout, stderr) =>
+    execFile(buf, ["curl", "--protocol", "grpc", "--http2-prior-knowledge", ...args], { timeout: testTimeoutMs(15_000) }, (err, stdout, stderr) =>
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     ),
   );
@@ -65,7 +65,7 @@ export async function untilRunning(address: string, session: string, n: number):
   const control = createControlClient(address);
   try {
     await expect
-      .poll(async () => (await control.call<ListSessionsResponse>("ListSessions", {})).sessions.find((x) => x.name === session)?.running ?? 0, { timeout: 15_000 })
+      .poll(async () => (await control.call("ListSessions", {})).sessions.find((x) => x.name === session)?.running ?? 0, { timeout: testTimeoutMs(15_000) })
       .toBe(n);
   } finally {
     control.close();
@@ -81,7 +81,7 @@ export async function untilDraining(address: string): Promise<void> {
   const status = () =>
     new Promise<string>((resolve) => client.Check(create(HealthCheckRequestSchema, { service: "" }), (err, res) => resolve(err ? err.message : ServingStatus[res!.status])));
   try {
-    await expect.poll(status, { timeout: 15_000 }).toBe("NOT_SERVING");
+    await expect.poll(status, { timeout: testTimeoutMs(15_000) }).toBe("NOT_SERVING");
   } finally {
     client.close();
   }

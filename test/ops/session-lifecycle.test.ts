@@ -3,7 +3,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { DeleteSessionResponse, GetEpisodeResponse, ListSessionsResponse } from "../../gen/modelstub/v1/control_pb.js";
 import { EpisodeSchema, Outcome, type Episode } from "../../gen/modelstub/v1/episode_pb.js";
 import { createVirtualClock } from "../../src/engine/clock.js";
 import { createStub } from "../../src/engine/create-stub.js";
@@ -15,6 +14,7 @@ import { createInProcessPort } from "../../src/port/in-process-port.js";
 import { userRequest } from "../support/requests.js";
 import { runCli, startServeProcess } from "../support/run-cli.js";
 import { startStubServer, type StubServer } from "../support/start-stub-server.js";
+import { testTimeoutMs } from "../support/test-timeout.js";
 
 /** Replies to anything, except that a message holding "hang" never gets an answer. */
 const script = `
@@ -39,11 +39,11 @@ afterEach(async () => {
 });
 
 async function sessionNames(control: ControlClient): Promise<string[]> {
-  return (await control.call<ListSessionsResponse>("ListSessions", {})).sessions.map((s) => s.name);
+  return (await control.call("ListSessions", {})).sessions.map((s) => s.name);
 }
 
 async function runningIn(control: ControlClient, session: string): Promise<number> {
-  return (await control.call<ListSessionsResponse>("ListSessions", {})).sessions.find((s) => s.name === session)?.running ?? 0;
+  return (await control.call("ListSessions", {})).sessions.find((s) => s.name === session)?.running ?? 0;
 }
 
 describe("ControlService.DeleteSession", () => {
@@ -53,7 +53,7 @@ describe("ControlService.DeleteSession", () => {
     await server.port.generate(userRequest("hi"), { session: "b" });
     await expect(server.port.generate(userRequest("hi"), { session: "c" })).rejects.toMatchObject({ code: Code.RESOURCE_EXHAUSTED });
 
-    expect(await server.control.call<DeleteSessionResponse>("DeleteSession", { session: "a" })).toMatchObject({ calls: 1 });
+    expect(await server.control.call("DeleteSession", { session: "a" })).toMatchObject({ calls: 1 });
 
     expect(await sessionNames(server.control)).toEqual(["b"]);
     await expect(server.port.generate(userRequest("hi"), { session: "c" })).resolves.toMatchObject({ message: { content: "hello c" } });
@@ -75,9 +75,9 @@ describe("ControlService.DeleteSession", () => {
     server = await startStubServer(script, { clock: "real", onEpisodeClosed: (e) => void closed.push(e) });
     await server.port.generate(userRequest("hi"), { session: "h" });
     const hanging = server.port.generate(userRequest("hang"), { session: "h", timeoutMs: 30_000 }).catch((e: unknown) => e);
-    await expect.poll(() => runningIn(server!.control, "h"), { timeout: 15_000 }).toBe(1);
+    await expect.poll(() => runningIn(server!.control, "h"), { timeout: testTimeoutMs(15_000) }).toBe(1);
 
-    expect(await server.control.call<DeleteSessionResponse>("DeleteSession", { session: "h" })).toMatchObject({ calls: 2 });
+    expect(await server.control.call("DeleteSession", { session: "h" })).toMatchObject({ calls: 2 });
 
     expect(await hanging).toMatchObject({ code: Code.CANCELLED, details: 'session "h" was deleted while this call was running' });
     expect(closed).toHaveLength(1);
@@ -97,7 +97,7 @@ describe("ControlService.DeleteSession", () => {
     const reply = await server.port.generate(userRequest("three"), { session: "again" });
 
     expect(reply.id).toBe("gen-again-1");
-    const episode = (await server.control.call<GetEpisodeResponse>("GetEpisode", { session: "again" })).episode!;
+    const episode = (await server.control.call("GetEpisode", { session: "again" })).episode!;
     expect(episode.calls.map((c) => [Number(c.sequence), Number(c.startMs), c.request?.messages[0]?.content])).toEqual([[1, 0, "three"]]);
   });
 
@@ -119,7 +119,7 @@ describe("ControlService.DeleteSession", () => {
     const control = createControlClient(s.address);
     try {
       await port.generate(userRequest("PROBE-ECHO hi"), { session: "gone" });
-      expect(await control.call<DeleteSessionResponse>("DeleteSession", { session: "gone" })).toMatchObject({ calls: 1 });
+      expect(await control.call("DeleteSession", { session: "gone" })).toMatchObject({ calls: 1 });
       const episode = fromBinary(EpisodeSchema, await readFile(join(records, "gone.episode.binpb")));
       expect(episode.calls.map((c) => c.response?.message?.content)).toEqual(["PROBE-ECHO ok: PROBE-ECHO hi"]);
       expect(await sessionNames(control)).toEqual([]);
@@ -144,10 +144,10 @@ describe("modelstub serve --session-idle-timeout", () => {
     try {
       // The busy session's call starts before the idle session's last use and runs throughout.
       const busy = port.generate(userRequest("hang"), { session: "busy", signal: stop.signal }).catch((e: { code: number }) => e.code);
-      await expect.poll(() => runningIn(control, "busy"), { timeout: 15_000 }).toBe(1);
+      await expect.poll(() => runningIn(control, "busy"), { timeout: testTimeoutMs(15_000) }).toBe(1);
       await port.generate(userRequest("hi"), { session: "idle" });
 
-      await expect.poll(() => sessionNames(control), { timeout: 15_000, interval: 50 }).toEqual(["busy"]);
+      await expect.poll(() => sessionNames(control), { timeout: testTimeoutMs(15_000), interval: 50 }).toEqual(["busy"]);
 
       expect(await runningIn(control, "busy")).toBe(1);
       // The slot is freed first; the episode reaches the disk a moment later.
@@ -156,8 +156,8 @@ describe("modelstub serve --session-idle-timeout", () => {
           (b) => fromBinary(EpisodeSchema, b).calls.map((c) => c.response?.message?.content),
           () => undefined,
         );
-      await expect.poll(contents, { timeout: 15_000, interval: 50 }).toEqual(["hello idle"]);
-      await expect.poll(() => s.output().stderr, { timeout: 5_000 }).toMatch(/"msg":"session evicted".*"session":"idle".*"calls":1/);
+      await expect.poll(contents, { timeout: testTimeoutMs(15_000), interval: 50 }).toEqual(["hello idle"]);
+      await expect.poll(() => s.output().stderr).toMatch(/"msg":"session evicted".*"session":"idle".*"calls":1/);
       stop.abort();
       expect(await busy).toBe(Code.CANCELLED);
     } finally {
@@ -187,17 +187,17 @@ describe("modelstub serve --session-idle-timeout", () => {
     try {
       await port.generate(userRequest("hi"), { session: "s" });
       await port.generate(userRequest("again"), { session: "s" });
-      await expect.poll(() => sessionNames(control), { timeout: 15_000, interval: 50 }).toEqual([]);
+      await expect.poll(() => sessionNames(control), { timeout: testTimeoutMs(15_000), interval: 50 }).toEqual([]);
       // The slot is freed first; the episode reaches the disk a moment later.
       const file = join(records, "s.episode.binpb");
-      await expect.poll(() => readFile(file).then((b) => new Uint8Array(b), () => undefined), { timeout: 15_000, interval: 50 }).toEqual(expected);
+      await expect.poll(() => readFile(file).then((b) => new Uint8Array(b), () => undefined), { timeout: testTimeoutMs(15_000), interval: 50 }).toEqual(expected);
       await rm(file);
 
       // Used again: a new episode, as after a reset, which is evicted in turn: the same calls
       // recorded the same bytes, numbered from 1 again.
       await port.generate(userRequest("hi"), { session: "s" });
       await port.generate(userRequest("again"), { session: "s" });
-      await expect.poll(() => readFile(file).then((b) => new Uint8Array(b), () => undefined), { timeout: 15_000, interval: 50 }).toEqual(expected);
+      await expect.poll(() => readFile(file).then((b) => new Uint8Array(b), () => undefined), { timeout: testTimeoutMs(15_000), interval: 50 }).toEqual(expected);
     } finally {
       port.close();
       control.close();

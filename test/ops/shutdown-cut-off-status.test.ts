@@ -98,8 +98,8 @@ describe("a call cut off by the shutdown's grace period", () => {
     const recordDir = join(dir, "episodes-http");
     const s = await startServeProcess(["--script", script, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--record-dir", recordDir, "--grace", "200ms"]);
     // The HTTP line follows the gRPC one startServeProcess waited for.
-    await expect.poll(() => /HTTP listening on (\S+)/.exec(s.output().stderr)?.[1]).toBeDefined();
-    const http = /HTTP listening on (\S+)/.exec(s.output().stderr)![1]!;
+    await expect.poll(() => /HTTP listening(?: on |","url":")([^\s"]+)/.exec(s.output().stderr)?.[1]).toBeDefined();
+    const http = /HTTP listening(?: on |","url":")([^\s"]+)/.exec(s.output().stderr)![1]!;
     const call = (stream: boolean) =>
       fetch(`${http}/v1/chat/completions`, {
         method: "POST",

@@ -20,6 +20,7 @@ import {
   validateScript,
   type GenerateRequest,
   type GenerateResponse,
+  type ScriptObject,
   type StubServer,
 } from "modelstub";
 import { RoleSchema } from "modelstub/proto";
@@ -103,6 +104,10 @@ describe("the installed package", () => {
     expect(err).toBeInstanceOf(ModelCallError);
     await expect(viaGrpc.control.loadScript("s", "entries:\n  - reply: 1\n")).rejects.toBeInstanceOf(ScriptError);
     expect(validateScript("entries:\n  - reply: 1\n", "s.yaml")).toMatchObject({ ok: false, problems: [expect.stringMatching(/^s\.yaml:2:\d+: entries\[0\]\.reply: /)] });
+    // The installed types name codes by CodeName: this fixture's strict tsc fails if a misspelt one compiles.
+    // @ts-expect-error -- "UNAVAILIBLE" is not a CodeName
+    const misspelt: ScriptObject = { entries: [{ error: { code: "UNAVAILIBLE" } }] };
+    expect(validateScript(misspelt).ok).toBe(false);
   });
 
   it("ships the JSON Schema at modelstub/schema.json, the same as `modelstub schema` prints", () => {

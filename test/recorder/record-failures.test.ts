@@ -9,11 +9,12 @@ import { loadScriptText } from "../../src/script/load-script.js";
 import { Code } from "../../src/shared/status-code.js";
 import { startFakeUpstream, type FakeAnswer, type FakeUpstream } from "../support/fake-openai-upstream.js";
 import { collect } from "../support/requests.js";
+import { testTimeoutMs } from "../support/test-timeout.js";
 
 const request = (text: string) => create(GenerateRequestSchema, { messages: [create(MessageSchema, { role: Role.USER, content: text })] });
 const codeOf = (err: unknown) => (err instanceof ModelCallError ? err.code : -1);
 
-describe("modelstub record's failures, over its gRPC front", { timeout: 60_000 }, () => {
+describe("modelstub record's failures, over its gRPC front", { timeout: testTimeoutMs(60_000) }, () => {
   const open: { close(): unknown }[] = [];
   afterEach(async () => {
     for (const o of open.splice(0)) await o.close();

@@ -10,6 +10,7 @@ import { startRecorder } from "../../src/recorder/start-recorder.js";
 import { scriptFromEpisode } from "../../src/script/episode-to-script.js";
 import { Code } from "../../src/shared/status-code.js";
 import { driveScenario, scenarioScript } from "../support/determinism-scenario.js";
+import { testTimeoutMs } from "../support/test-timeout.js";
 
 /** A port that also notes what the client saw of each call: the response, the frames, or the status. */
 function seeing(port: ModelPort): { port: ModelPort; seen: unknown[] } {
@@ -46,6 +47,7 @@ function seeing(port: ModelPort): { port: ModelPort; seen: unknown[] } {
           throw err;
         }
       },
+      listModels: (o?: PortCallOptions) => port.listModels(o),
       close: () => port.close(),
     },
   };
@@ -62,7 +64,7 @@ async function drive(address: string): Promise<unknown[]> {
   return seen;
 }
 
-describe("modelstub record in front of a gRPC ModelService (a second modelstub)", { timeout: 60_000 }, () => {
+describe("modelstub record in front of a gRPC ModelService (a second modelstub)", { timeout: testTimeoutMs(60_000) }, () => {
   it("records the determinism scenario (tools, a stream, an error with trailers, a timeout, a hang) and replays it to what the client saw", async () => {
     const upstreamServer = await startServer({ script: scenarioScript, clock: "virtual" });
     const recorder = await startRecorder({ upstream: createGrpcUpstream(upstreamServer.grpcAddress), keepChunks: true });

@@ -3,6 +3,7 @@ import { startServer } from "../../src/library/start-server.js";
 import { createOpenAiUpstream } from "../../src/recorder/openai-upstream.js";
 import { startRecorder } from "../../src/recorder/start-recorder.js";
 import { startPythonUpstream, type PythonAnswer } from "./upstreams/python-upstream.js";
+import { testTimeoutMs } from "../support/test-timeout.js";
 
 /**
  * Every HTTP status an upstream answers with maps to a gRPC code the docs list, and replays over
@@ -37,7 +38,7 @@ async function converse(baseUrl: string) {
   return seen;
 }
 
-describe("modelstub record in front of a Python upstream's error statuses", { timeout: 60_000 }, () => {
+describe("modelstub record in front of a Python upstream's error statuses", { timeout: testTimeoutMs(60_000) }, () => {
   const open: { close(): unknown }[] = [];
   afterEach(async () => {
     for (const o of open.splice(0).reverse()) await o.close();

@@ -10,9 +10,10 @@ import { startRecorder } from "../../src/recorder/start-recorder.js";
 import { Code } from "../../src/shared/status-code.js";
 import { collect, userRequest } from "../support/requests.js";
 import { startPythonUpstream, type PythonAnswer } from "./upstreams/python-upstream.js";
+import { testTimeoutMs } from "../support/test-timeout.js";
 
 /** Large answers from a Python upstream (http.server): what records, and what is said when something cannot. */
-describe("modelstub record, large answers", { timeout: 60_000 }, () => {
+describe("modelstub record, large answers", { timeout: testTimeoutMs(60_000) }, () => {
   const open: { close(): unknown }[] = [];
   afterEach(async () => {
     for (const o of open.splice(0).reverse()) await o.close();

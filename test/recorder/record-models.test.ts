@@ -6,6 +6,7 @@ import { startRecorder } from "../../src/recorder/start-recorder.js";
 import { loadScriptText } from "../../src/script/load-script.js";
 import { startFakeUpstream } from "../support/fake-openai-upstream.js";
 import { userRequest } from "../support/requests.js";
+import { testTimeoutMs } from "../support/test-timeout.js";
 
 const answer = { kind: "json" as const, message: { content: "ok" }, finish: "stop" };
 
@@ -15,7 +16,7 @@ async function listed(httpUrl: string): Promise<string[]> {
   return body.data.map((m) => m.id);
 }
 
-describe("modelstub record, the models the client named", { timeout: 60_000 }, () => {
+describe("modelstub record, the models the client named", { timeout: testTimeoutMs(60_000) }, () => {
   const open: { close(): unknown }[] = [];
   afterEach(async () => {
     for (const o of open.splice(0).reverse()) await o.close();

@@ -8,6 +8,7 @@ import { scriptFromEpisode } from "../../src/script/episode-to-script.js";
 import { loadScriptText } from "../../src/script/load-script.js";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-openai-upstream.js";
 import { driveConversation, upstreamAnswers, type Seen } from "./conversation.js";
+import { testTimeoutMs } from "../support/test-timeout.js";
 
 /** Serves `script` on the virtual clock with the HTTP front, drives the conversation, returns what the client saw and the episode bytes. */
 async function replay(script: string): Promise<{ seen: Seen[]; bytes: Uint8Array }> {
@@ -20,7 +21,7 @@ async function replay(script: string): Promise<{ seen: Seen[]; bytes: Uint8Array
   }
 }
 
-describe("modelstub record in front of an OpenAI-compatible upstream", { timeout: 60_000 }, () => {
+describe("modelstub record in front of an OpenAI-compatible upstream", { timeout: testTimeoutMs(60_000) }, () => {
   let upstream: FakeUpstream;
   let recorded: Seen[];
   let script: string;

@@ -7,6 +7,7 @@ import { createOpenAiUpstream } from "../../src/recorder/openai-upstream.js";
 import { startRecorder } from "../../src/recorder/start-recorder.js";
 import { loadScriptText } from "../../src/script/load-script.js";
 import { userRequest } from "../support/requests.js";
+import { testTimeoutMs } from "../support/test-timeout.js";
 
 const key = "sk-LEAKYKEY-1234567890";
 /** The key as a JSON text can spell it: every character a \u escape. */
@@ -14,7 +15,7 @@ const escapedKey = [...key].map((c) => `\\u${c.charCodeAt(0).toString(16).padSta
 /** Every spelling of the key a reader of the script could decode at a glance. */
 const leaks = (text: string) => [key, escapedKey, key.slice(0, 8)].filter((s) => text.includes(s));
 
-describe("modelstub record keeps the upstream's key out of the script and the client's answers", { timeout: 60_000 }, () => {
+describe("modelstub record keeps the upstream's key out of the script and the client's answers", { timeout: testTimeoutMs(60_000) }, () => {
   const open: { close(): unknown }[] = [];
   afterEach(async () => {
     for (const o of open.splice(0)) await o.close();

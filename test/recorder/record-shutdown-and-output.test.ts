@@ -8,8 +8,9 @@ import { startRecorder, type RecorderOptions, type RunningRecorder } from "../..
 import { loadScriptText } from "../../src/script/load-script.js";
 import { startFakeUpstream, type FakeAnswer } from "../support/fake-openai-upstream.js";
 import { userRequest } from "../support/requests.js";
+import { testTimeoutMs } from "../support/test-timeout.js";
 
-describe("modelstub record's shutdown and its --out file", { timeout: 60_000 }, () => {
+describe("modelstub record's shutdown and its --out file", { timeout: testTimeoutMs(60_000) }, () => {
   const open: { close(): unknown }[] = [];
   afterEach(async () => {
     // A recorder whose last write failed rejects every close(): that was asserted, not a cleanup failure.

@@ -12,6 +12,7 @@ import { startRecorder } from "../../src/recorder/start-recorder.js";
 import { Code } from "../../src/shared/status-code.js";
 import { startFakeUpstream } from "../support/fake-openai-upstream.js";
 import { collect, userRequest } from "../support/requests.js";
+import { testTimeoutMs } from "../support/test-timeout.js";
 
 /**
  * An upstream whose stream stalls after two chunks, and one whose link drops after two. Each
@@ -28,13 +29,17 @@ steps:
       break: { after_chunks: 2, then: drop }
 `;
 
-/** The calls: a stream under a 400 ms deadline that stalls, then one whose link drops; what the client saw of each. */
+/**
+ * The calls: a stream under a deadline that stalls, then one whose link drops; what the client saw
+ * of each. The deadline must pass after both chunks came through the recorder: 3 s leaves a
+ * loaded machine room for that (at load 24, 400 ms did not), and the test waits it out twice.
+ */
 async function drive(address: string): Promise<unknown[]> {
   const port = createGrpcPort(address);
   try {
     const seen = [];
     for (const step of ["stalls", "drops"]) {
-      const { frames, error } = await collect(port.generateStream(userRequest(step, { stepId: step }), { session: "cuts", timeoutMs: step === "stalls" ? 400 : undefined }));
+      const { frames, error } = await collect(port.generateStream(userRequest(step, { stepId: step }), { session: "cuts", timeoutMs: step === "stalls" ? 3_000 : undefined }));
       const code = error instanceof ModelCallError ? error.code : undefined;
       seen.push({ text: frames.map((f) => (f.frame.case === "textDelta" ? f.frame.value : "")).join(""), code, details: code === Code.INTERNAL ? (error as ModelCallError).details : undefined });
     }
@@ -44,7 +49,7 @@ async function drive(address: string): Promise<unknown[]> {
   }
 }
 
-describe("modelstub record, streams cut off part-way", { timeout: 60_000 }, () => {
+describe("modelstub record, streams cut off part-way", { timeout: testTimeoutMs(60_000) }, () => {
   const open: { close(): unknown }[] = [];
   afterEach(async () => {
     for (const o of open.splice(0).reverse()) await o.close();

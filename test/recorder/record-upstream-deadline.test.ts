@@ -6,6 +6,7 @@ import { createGrpcUpstream } from "../../src/recorder/grpc-upstream.js";
 import { startRecorder } from "../../src/recorder/start-recorder.js";
 import { Code } from "../../src/shared/status-code.js";
 import { collect, userRequest } from "../support/requests.js";
+import { testTimeoutMs } from "../support/test-timeout.js";
 
 /**
  * A gRPC upstream (a second modelstub) that answers DEADLINE_EXCEEDED itself, at once, while
@@ -17,7 +18,7 @@ const clientDeadlineMs = 5000;
 
 const failure = (err: unknown) => (err instanceof ModelCallError ? { code: err.code, details: err.details } : { other: String(err) });
 
-describe("modelstub record against a gRPC upstream that times out itself", { timeout: 60_000 }, () => {
+describe("modelstub record against a gRPC upstream that times out itself", { timeout: testTimeoutMs(60_000) }, () => {
   const open: { close(): unknown }[] = [];
   afterEach(async () => {
     for (const o of open.splice(0).reverse()) await o.close();

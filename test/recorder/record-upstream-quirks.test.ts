@@ -8,6 +8,7 @@ import { startRecorder } from "../../src/recorder/start-recorder.js";
 import { loadScriptText } from "../../src/script/load-script.js";
 import { Code } from "../../src/shared/status-code.js";
 import { collect, userRequest } from "../support/requests.js";
+import { testTimeoutMs } from "../support/test-timeout.js";
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 const sse = (chunks: unknown[]) => chunks.map((c) => `data: ${typeof c === "string" ? c : JSON.stringify(c)}\n\n`).join("");
@@ -15,7 +16,7 @@ const delta = (content: string, finish: string | null = null) => ({ model: "up-m
 const textOf = (frames: { frame: { case?: string; value?: unknown } }[]) => frames.map((f) => (f.frame.case === "textDelta" ? String(f.frame.value) : ""));
 const codeOf = (err: unknown) => (err instanceof ModelCallError ? err.code : -1);
 
-describe("modelstub record in front of upstreams that bend the OpenAI protocol", { timeout: 60_000 }, () => {
+describe("modelstub record in front of upstreams that bend the OpenAI protocol", { timeout: testTimeoutMs(60_000) }, () => {
   const open: { close(): unknown }[] = [];
   afterEach(async () => {
     for (const o of open.splice(0)) await o.close();

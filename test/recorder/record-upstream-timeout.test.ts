@@ -9,6 +9,7 @@ import { createOpenAiUpstream } from "../../src/recorder/openai-upstream.js";
 import { startRecorder } from "../../src/recorder/start-recorder.js";
 import { Code } from "../../src/shared/status-code.js";
 import { collect, userRequest } from "../support/requests.js";
+import { testTimeoutMs } from "../support/test-timeout.js";
 
 /**
  * --upstream-timeout 1 s against upstreams that take longer than that in all, with gaps of
@@ -53,7 +54,7 @@ const slowUnary: Handler = async (res) => {
   res.end('"finish_reason":"stop"}]}');
 };
 
-describe("modelstub record's --upstream-timeout", { timeout: 60_000 }, () => {
+describe("modelstub record's --upstream-timeout", { timeout: testTimeoutMs(60_000) }, () => {
   const open: { close(): unknown }[] = [];
   afterEach(async () => {
     for (const o of open.splice(0).reverse()) await o.close();

@@ -6,6 +6,7 @@ import { fromBinary, fromJsonString, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EpisodeSchema } from "../../gen/modelstub/v1/episode_pb.js";
 import { repoRoot } from "../support/run-cli.js";
+import { testTimeoutMs } from "../support/test-timeout.js";
 
 /*
  * Issue 28, item 3: an episode's `.binpb` and `.json` were renamed into place one after the
@@ -94,5 +95,5 @@ describe("an episode's .binpb and .json, after a SIGKILL during writes", () => {
       const named = await Promise.all(sessions.map((s) => readlink(join(store, s))));
       expect((await readdir(store)).sort()).toEqual([...sessions, ...named].sort());
     }
-  }, 600_000);
+  }, testTimeoutMs(600_000));
 });

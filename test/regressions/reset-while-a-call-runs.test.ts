@@ -1,6 +1,5 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
-import type { GetEpisodeResponse, LoadScriptResponse, ResetSessionResponse } from "../../gen/modelstub/v1/control_pb.js";
 import { EpisodeSchema, Outcome, type Episode } from "../../gen/modelstub/v1/episode_pb.js";
 import { createVirtualClock } from "../../src/engine/clock.js";
 import { createStub } from "../../src/engine/create-stub.js";
@@ -65,7 +64,7 @@ describe("ResetSession while a call of the session runs", () => {
     const hung = s.port.generate(userRequest("c"), { session: "r", step: "hang", signal: ac.signal }).catch((e: ModelCallError) => e);
     await expect.poll(() => s.stub.inFlight()).toBe(1);
 
-    const reset = await s.control.call<ResetSessionResponse>("ResetSession", { session: "r" });
+    const reset = await s.control.call("ResetSession", { session: "r" });
     // The closed episode's calls, the cut-off one included; it was handed over before the answer.
     expect(reset.calls).toBe(3);
     expect(closed).toHaveLength(1);
@@ -76,7 +75,7 @@ describe("ResetSession while a call of the session runs", () => {
     ac.abort(); // The audit's last step: cancelling the call now changes nothing.
     await expect.poll(() => s.stub.inFlight()).toBe(0);
 
-    const now = await s.control.call<GetEpisodeResponse>("GetEpisode", { session: "r" });
+    const now = await s.control.call("GetEpisode", { session: "r" });
     expect(Buffer.from(now.episodeBinpb)).toEqual(Buffer.from(await freshEpisode("r", ["d"])));
 
     const old = fromBinary(EpisodeSchema, closed[0]!);
@@ -99,7 +98,7 @@ describe("ResetSession while a call of the session runs", () => {
     const { s, closed } = await startRecording("real");
     const stream = collect(s.port.generateStream(userRequest("x"), { session: "st", step: "stream" }));
     await expect.poll(() => s.stub.inFlight()).toBe(1);
-    const reset = await s.control.call<ResetSessionResponse>("ResetSession", { session: "st" });
+    const reset = await s.control.call("ResetSession", { session: "st" });
     expect(reset.calls).toBe(1);
     const { frames, error } = await stream;
     expect(frames.map((f) => f.frame.value)).toEqual(["alpha "]);
@@ -112,9 +111,9 @@ describe("ResetSession while a call of the session runs", () => {
     const { s } = await startRecording("virtual");
     await s.port.generate(userRequest("a"), { session: "n" });
     await s.port.generate(userRequest("b"), { session: "n" });
-    expect((await s.control.call<ResetSessionResponse>("ResetSession", { session: "n" })).calls).toBe(2);
-    expect((await s.control.call<ResetSessionResponse>("ResetSession", { session: "n" })).calls).toBe(0);
-    expect((await s.control.call<ResetSessionResponse>("ResetSession", { session: "never-seen" })).calls).toBe(0);
+    expect((await s.control.call("ResetSession", { session: "n" })).calls).toBe(2);
+    expect((await s.control.call("ResetSession", { session: "n" })).calls).toBe(0);
+    expect((await s.control.call("ResetSession", { session: "never-seen" })).calls).toBe(0);
   });
 });
 
@@ -124,7 +123,7 @@ describe("LoadScript while a call of the session runs", () => {
     await s.port.generate(userRequest("a"), { session: "l" });
     const hung = s.port.generate(userRequest("c"), { session: "l", step: "hang" }).catch((e: ModelCallError) => e);
     await expect.poll(() => s.stub.inFlight()).toBe(1);
-    const loaded = await s.control.call<LoadScriptResponse>("LoadScript", { session: "l", script: "entries:\n  - reply: reloaded\n", sourceName: "new.yaml" });
+    const loaded = await s.control.call("LoadScript", { session: "l", script: "entries:\n  - reply: reloaded\n", sourceName: "new.yaml" });
     expect(loaded.entries).toBe(1);
     expect(await hung).toMatchObject({ code: Code.CANCELLED, details: 'a new script was loaded into session "l" while this call was running' });
     expect((await s.port.generate(userRequest("d"), { session: "l" })).message?.content).toBe("reloaded");
@@ -134,7 +133,7 @@ describe("LoadScript while a call of the session runs", () => {
       [1n, Outcome.OK],
       [2n, Outcome.CANCELLED],
     ]);
-    const now = (await s.control.call<GetEpisodeResponse>("GetEpisode", { session: "l" })).episode!;
+    const now = (await s.control.call("GetEpisode", { session: "l" })).episode!;
     expect(now.calls.map((c) => [c.sequence, c.startMs, c.response?.message?.content])).toEqual([[1n, 0n, "reloaded"]]);
   });
 });

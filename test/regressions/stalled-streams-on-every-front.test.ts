@@ -3,9 +3,9 @@ import { connect as connectHttp2, constants, type ClientHttp2Stream } from "node
 import { existsSync } from "node:fs";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ListSessionsResponse } from "../../gen/modelstub/v1/control_pb.js";
 import { GenerateStreamRequestSchema, Role } from "../../gen/modelstub/v1/model_pb.js";
 import { grpcFrame, rssMb, running, startFuzzServer, type FuzzServer } from "../fuzz/harness.js";
+import { testTimeoutMs } from "../support/test-timeout.js";
 
 /*
  * Issue 27, item 3: 64 readers that stopped reading a large echo grew the server by 1,450 MB on
@@ -53,13 +53,13 @@ let http: URL;
 
 beforeAll(async () => {
   server = await startFuzzServer(["--http", "127.0.0.1:0", "--max-message-bytes", "8388608"]);
-  http = new URL(/HTTP listening on (\S+)/.exec(server.output().stderr)![1]!);
-}, 120_000);
+  http = new URL(/HTTP listening(?: on |","url":")([^\s"]+)/.exec(server.output().stderr)![1]!);
+}, testTimeoutMs(120_000));
 afterAll(() => server?.close());
 
 /** Deletes every session (their episodes are kept by design) and collects the garbage: the baseline. */
 async function baseline(): Promise<number> {
-  const { sessions } = await server.control.call<ListSessionsResponse>("ListSessions", {});
+  const { sessions } = await server.control.call("ListSessions", {});
   for (const s of sessions) await server.control.call("DeleteSession", { session: s.name }, { timeoutMs: 20_000 });
   await server.collectGarbage();
   return rssMb(server.pid);
@@ -125,7 +125,7 @@ describe.skipIf(!existsSync("/proc/self/status"))(`${streams} readers that stop 
     expect(held).toBeLessThan(boundMbPerStream);
     for (const s of sockets) s.destroy();
     await until("the calls to end", async () => (await running(server.control, "stalled")) === 0);
-  }, 180_000);
+  }, testTimeoutMs(180_000));
 
   it("hold the server within its bound on the Responses API's closing events, which repeat the whole reply", async () => {
     const { path, body } = dialects["OpenAI Responses"];
@@ -139,7 +139,7 @@ describe.skipIf(!existsSync("/proc/self/status"))(`${streams} readers that stop 
     console.log(`${path}, stalled on its closing events: ${held.toFixed(1)} MB a stream`);
     expect(held).toBeLessThan(boundMbPerStream);
     for (const s of sockets) s.destroy();
-  }, 180_000);
+  }, testTimeoutMs(180_000));
 
   it("hold the server within its bound a stream over gRPC GenerateStream, and let go on cancel", async () => {
     const base = await baseline();
@@ -163,5 +163,5 @@ describe.skipIf(!existsSync("/proc/self/status"))(`${streams} readers that stop 
     for (const s of calls) s.close(constants.NGHTTP2_CANCEL);
     await until("the calls to end", async () => (await running(server.control, "stalled-grpc")) === 0);
     session.destroy();
-  }, 180_000);
+  }, testTimeoutMs(180_000));
 });

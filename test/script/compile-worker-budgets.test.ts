@@ -1,6 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { LoadScriptResponse } from "../../gen/modelstub/v1/control_pb.js";
 import type { GenerateResponse } from "../../gen/modelstub/v1/model_pb.js";
 import { checkScriptText, loadScriptText } from "../../src/script/load-script.js";
 import { compileBudget, holdScriptCompiler } from "../../src/script/script-compiler.js";
@@ -42,16 +41,16 @@ describe("the compile worker's budgets, through LoadScript", () => {
   });
   afterAll(() => s.close());
 
-  const load = (script: string, sourceName: string) => s.control.call<LoadScriptResponse>("LoadScript", { session: "loads", script, sourceName });
+  const load = (script: string, sourceName: string) => s.control.call("LoadScript", { session: "loads", script, sourceName });
   const refusal = (script: string, sourceName: string) => load(script, sourceName).then(() => undefined, (e: unknown) => e as ModelCallError);
   const bystanderAnswers = async () => (await s.port.generate(userRequest("hi"), { session: "bystander" })).message?.content;
 
-  it("refuses a script checked for longer than the time budget with RESOURCE_EXHAUSTED, and loads it once the budget allows", async () => {
+  it("refuses a script whose check used more CPU time than the budget with RESOURCE_EXHAUSTED, and loads it once the budget allows", async () => {
     compileBudget.timeMs = 1;
     const err = await refusal(medium.text, "medium.yaml");
     expect(err?.code).toBe(Code.RESOURCE_EXHAUSTED);
     expect(err?.details).toBe(
-      "cannot load script medium.yaml: checking the script took longer than 0.001 s (its budget), so it was refused (hint: simplify it or split it into smaller scripts; every other session went on)",
+      "cannot load script medium.yaml: checking the script used more than 0.001 s of CPU time (its budget), so it was refused (hint: simplify it or split it into smaller scripts; every other session went on)",
     );
     expect(await bystanderAnswers()).toBe("still here");
     compileBudget.timeMs = compileTimeBudgetMs;
@@ -125,7 +124,7 @@ describe("a script compiled through the worker", () => {
     const inThread = await startStubServer(text, { clock: "virtual" });
     const viaWorker = await startStubServer("entries: [{ reply: other }]\n", { clock: "virtual" });
     try {
-      await viaWorker.control.call<LoadScriptResponse>("LoadScript", { session: "s", script: text, sourceName: "test.yaml" });
+      await viaWorker.control.call("LoadScript", { session: "s", script: text, sourceName: "test.yaml" });
       const answers: GenerateResponse[][] = [[], []];
       for (const [i, server] of [inThread, viaWorker].entries()) {
         for (const ask of ["weather in Paris on Monday", "ECHO this back", "nothing matches"]) {

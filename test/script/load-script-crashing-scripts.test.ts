@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LoadScriptResponse } from "../../gen/modelstub/v1/control_pb.js";
 import { maxRegexInputChars, maxScriptBytes, maxScriptErrorBytes } from "../../src/script/script-limits.js";
 import { Code } from "../../src/shared/status-code.js";
 import type { ModelCallError } from "../../src/port/model-port.js";
@@ -16,7 +15,7 @@ describe("LoadScript with scripts that crashed the loader (over gRPC)", () => {
   });
   afterAll(() => s.close());
 
-  const load = (script: string, sourceName: string, session = "hostile") => s.control.call<LoadScriptResponse>("LoadScript", { session, script, sourceName });
+  const load = (script: string, sourceName: string, session = "hostile") => s.control.call("LoadScript", { session, script, sourceName });
 
   async function refused(script: string, sourceName: string): Promise<string> {
     const err = (await load(script, sourceName).then(

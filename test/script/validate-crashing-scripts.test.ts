@@ -17,6 +17,7 @@ beforeAll(() => {
   writeFileSync(join(dir, "deep-brackets.yaml"), deepBrackets(250_000));
   writeFileSync(join(dir, "deep-plan.yaml"), deepBrackets(2000, "rules: "));
   writeFileSync(join(dir, "mistakes.yaml"), manyMistakes(500));
+  writeFileSync(join(dir, "tags.yaml"), 'entries:\n  - match: {contains: "hi"}\n    reply: !!binary aGVsbG8=\n  - reply: !!str 123\n    latency: !slow 5ms\n');
   writeFileSync(join(dir, "backtracking.yaml"), "entries:\n  - match: { regex: '^(a+)+$' }\n    reply: only a's\n");
   // 50 MB that take no disk: the loader must refuse it by its size, without reading it.
   writeFileSync(join(dir, "huge.yaml"), "");
@@ -45,6 +46,21 @@ describe("modelstub validate on scripts that crashed it", () => {
     expectNoCrash(r.stderr);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(`${file}:2:14: entries[0].latency: the alias *slow has no anchor &slow before it (hint: put &slow before the value to repeat, above this alias (like \`latency: &slow 250ms\`), or check the spelling)\n`);
+  });
+
+  // Found by the fuzz suite (seed 1592594962): `!!binary` made a Uint8Array that the repair
+  // of what the schema refused could not edit ("Cannot delete property '0'").
+  it("refuses values tagged as what a script cannot hold (bytes, a tag of its own), and keeps !!str", async () => {
+    const file = join(dir, "tags.yaml");
+    const r = await runCli(["validate", file]);
+    expectNoCrash(r.stderr);
+    expect(r.stderr).not.toMatch(/TypeError|bug in modelstub/);
+    expect(r.code).toBe(1);
+    const hint = "(hint: a script holds texts, numbers, true or false, null, lists and mappings: remove the tag (quote the value to keep it as a text))";
+    expect(r.stderr).toBe(
+      `${file}:3:12: entries[0].reply: the YAML tag \`!!binary\` makes a value a script cannot hold ${hint}\n` +
+        `${file}:5:14: entries[1].latency: the YAML tag \`!slow\` makes a value a script cannot hold ${hint}\n`,
+    );
   });
 
   it("refuses JSON nested 5,000 deep (30 KB) at the first level too deep", async () => {

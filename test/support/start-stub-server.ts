@@ -5,6 +5,7 @@ import { startGrpcServer, type RunningGrpcServer } from "../../src/grpc/start-gr
 import { createControlClient, type ControlClient } from "../../src/port/control-client.js";
 import { createGrpcPort } from "../../src/port/grpc-port.js";
 import type { ModelPort } from "../../src/port/model-port.js";
+import { testTimeoutMs } from "./test-timeout.js";
 
 /** A real server on 127.0.0.1:0 with a real gRPC client, for tests. */
 export interface StubServer {
@@ -25,7 +26,8 @@ export async function startStubServer(
   const stub = createStub({ ...opts, script: loadScriptText(scriptText, "test.yaml"), clock });
   const server = await startGrpcServer({ stub, address: "127.0.0.1:0" });
   const port = createGrpcPort(server.address);
-  const control = createControlClient(server.address);
+  // A control call's deadline rises with the suite's timeout: 10 s was crossed at load 30.
+  const control = createControlClient(server.address, { timeoutMs: testTimeoutMs(10_000) });
   return {
     stub,
     server,

@@ -2,9 +2,9 @@
 // @generated from file modelstub/v1/control.proto (package modelstub.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Episode, FaultPlanInfo } from "./episode_pb.js";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { AppliedFault, CallMethod, Episode, FaultPlanInfo, Outcome } from "./episode_pb.js";
 import { file_modelstub_v1_episode } from "./episode_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file modelstub/v1/control.proto.
  */
 export const file_modelstub_v1_control: GenFile = /*@__PURE__*/
-  fileDesc("Chptb2RlbHN0dWIvdjEvY29udHJvbC5wcm90bxIMbW9kZWxzdHViLnYxIkkKEUxvYWRTY3JpcHRSZXF1ZXN0Eg8KB3Nlc3Npb24YASABKAkSDgoGc2NyaXB0GAIgASgJEhMKC3NvdXJjZV9uYW1lGAMgASgJIiUKEkxvYWRTY3JpcHRSZXNwb25zZRIPCgdlbnRyaWVzGAEgASgNIjgKEUdldEVwaXNvZGVSZXF1ZXN0Eg8KB3Nlc3Npb24YASABKAkSEgoKYnl0ZXNfb25seRgCIAEoCCJTChJHZXRFcGlzb2RlUmVzcG9uc2USJgoHZXBpc29kZRgBIAEoCzIVLm1vZGVsc3R1Yi52MS5FcGlzb2RlEhUKDWVwaXNvZGVfYmlucGIYAiABKAwiJwoURXhwb3J0RXBpc29kZVJlcXVlc3QSDwoHc2Vzc2lvbhgBIAEoCSJKChVFeHBvcnRFcGlzb2RlUmVzcG9uc2USDQoFY2h1bmsYASABKAwSEwoLdG90YWxfYnl0ZXMYAiABKA0SDQoFY2FsbHMYAyABKA0iJgoTUmVzZXRTZXNzaW9uUmVxdWVzdBIPCgdzZXNzaW9uGAEgASgJIiUKFFJlc2V0U2Vzc2lvblJlc3BvbnNlEg0KBWNhbGxzGAEgASgNIicKFERlbGV0ZVNlc3Npb25SZXF1ZXN0Eg8KB3Nlc3Npb24YASABKAkiJgoVRGVsZXRlU2Vzc2lvblJlc3BvbnNlEg0KBWNhbGxzGAEgASgNIicKFFZlcmlmeVNlc3Npb25SZXF1ZXN0Eg8KB3Nlc3Npb24YASABKAkiQAoLVW51c2VkRW50cnkSDQoFZW50cnkYASABKAkSEQoJcmVtYWluaW5nGAIgASgNEg8KB3N1bW1hcnkYAyABKAkiZgoVVmVyaWZ5U2Vzc2lvblJlc3BvbnNlEhEKCXNhdGlzZmllZBgBIAEoCBIpCgZ1bnVzZWQYAiADKAsyGS5tb2RlbHN0dWIudjEuVW51c2VkRW50cnkSDwoHbWVzc2FnZRgDIAEoCSIVChNMaXN0U2Vzc2lvbnNSZXF1ZXN0IlAKC1Nlc3Npb25JbmZvEgwKBG5hbWUYASABKAkSDQoFY2FsbHMYAiABKA0SEwoLc2NyaXB0X25hbWUYAyABKAkSDwoHcnVubmluZxgEIAEoDSJDChRMaXN0U2Vzc2lvbnNSZXNwb25zZRIrCghzZXNzaW9ucxgBIAMoCzIZLm1vZGVsc3R1Yi52MS5TZXNzaW9uSW5mbyJJChNTZXRGYXVsdFBsYW5SZXF1ZXN0Eg8KB3Nlc3Npb24YASABKAkSDAoEcGxhbhgCIAEoCRITCgtzb3VyY2VfbmFtZRgDIAEoCSJmChRTZXRGYXVsdFBsYW5SZXNwb25zZRIpCgRwbGFuGAEgASgLMhsubW9kZWxzdHViLnYxLkZhdWx0UGxhbkluZm8SFAoMY2xvc2VkX2NhbGxzGAIgASgNEg0KBXJ1bGVzGAMgASgNMscFCg5Db250cm9sU2VydmljZRJPCgpMb2FkU2NyaXB0Eh8ubW9kZWxzdHViLnYxLkxvYWRTY3JpcHRSZXF1ZXN0GiAubW9kZWxzdHViLnYxLkxvYWRTY3JpcHRSZXNwb25zZRJPCgpHZXRFcGlzb2RlEh8ubW9kZWxzdHViLnYxLkdldEVwaXNvZGVSZXF1ZXN0GiAubW9kZWxzdHViLnYxLkdldEVwaXNvZGVSZXNwb25zZRJaCg1FeHBvcnRFcGlzb2RlEiIubW9kZWxzdHViLnYxLkV4cG9ydEVwaXNvZGVSZXF1ZXN0GiMubW9kZWxzdHViLnYxLkV4cG9ydEVwaXNvZGVSZXNwb25zZTABElUKDFJlc2V0U2Vzc2lvbhIhLm1vZGVsc3R1Yi52MS5SZXNldFNlc3Npb25SZXF1ZXN0GiIubW9kZWxzdHViLnYxLlJlc2V0U2Vzc2lvblJlc3BvbnNlElgKDURlbGV0ZVNlc3Npb24SIi5tb2RlbHN0dWIudjEuRGVsZXRlU2Vzc2lvblJlcXVlc3QaIy5tb2RlbHN0dWIudjEuRGVsZXRlU2Vzc2lvblJlc3BvbnNlElgKDVZlcmlmeVNlc3Npb24SIi5tb2RlbHN0dWIudjEuVmVyaWZ5U2Vzc2lvblJlcXVlc3QaIy5tb2RlbHN0dWIudjEuVmVyaWZ5U2Vzc2lvblJlc3BvbnNlElUKDExpc3RTZXNzaW9ucxIhLm1vZGVsc3R1Yi52MS5MaXN0U2Vzc2lvbnNSZXF1ZXN0GiIubW9kZWxzdHViLnYxLkxpc3RTZXNzaW9uc1Jlc3BvbnNlElUKDFNldEZhdWx0UGxhbhIhLm1vZGVsc3R1Yi52MS5TZXRGYXVsdFBsYW5SZXF1ZXN0GiIubW9kZWxzdHViLnYxLlNldEZhdWx0UGxhblJlc3BvbnNlYgZwcm90bzM", [file_modelstub_v1_episode]);
+  fileDesc("Chptb2RlbHN0dWIvdjEvY29udHJvbC5wcm90bxIMbW9kZWxzdHViLnYxIkkKEUxvYWRTY3JpcHRSZXF1ZXN0Eg8KB3Nlc3Npb24YASABKAkSDgoGc2NyaXB0GAIgASgJEhMKC3NvdXJjZV9uYW1lGAMgASgJIiUKEkxvYWRTY3JpcHRSZXNwb25zZRIPCgdlbnRyaWVzGAEgASgNIk8KEUdldEVwaXNvZGVSZXF1ZXN0Eg8KB3Nlc3Npb24YASABKAkSEgoKYnl0ZXNfb25seRgCIAEoCBIVCg1hbGxvd19taXNzaW5nGAMgASgIIlMKEkdldEVwaXNvZGVSZXNwb25zZRImCgdlcGlzb2RlGAEgASgLMhUubW9kZWxzdHViLnYxLkVwaXNvZGUSFQoNZXBpc29kZV9iaW5wYhgCIAEoDCI+ChRFeHBvcnRFcGlzb2RlUmVxdWVzdBIPCgdzZXNzaW9uGAEgASgJEhUKDWFsbG93X21pc3NpbmcYAiABKAgiSgoVRXhwb3J0RXBpc29kZVJlc3BvbnNlEg0KBWNodW5rGAEgASgMEhMKC3RvdGFsX2J5dGVzGAIgASgNEg0KBWNhbGxzGAMgASgNIiYKE1Jlc2V0U2Vzc2lvblJlcXVlc3QSDwoHc2Vzc2lvbhgBIAEoCSIlChRSZXNldFNlc3Npb25SZXNwb25zZRINCgVjYWxscxgBIAEoDSInChREZWxldGVTZXNzaW9uUmVxdWVzdBIPCgdzZXNzaW9uGAEgASgJIiYKFURlbGV0ZVNlc3Npb25SZXNwb25zZRINCgVjYWxscxgBIAEoDSI+ChRWZXJpZnlTZXNzaW9uUmVxdWVzdBIPCgdzZXNzaW9uGAEgASgJEhUKDWFsbG93X21pc3NpbmcYAiABKAgiQAoLVW51c2VkRW50cnkSDQoFZW50cnkYASABKAkSEQoJcmVtYWluaW5nGAIgASgNEg8KB3N1bW1hcnkYAyABKAkiKAoMVW5zdHJ1Y2tSdWxlEgwKBHJ1bGUYASABKAkSCgoCYXQYAiABKAkilAEKFVZlcmlmeVNlc3Npb25SZXNwb25zZRIRCglzYXRpc2ZpZWQYASABKAgSKQoGdW51c2VkGAIgAygLMhkubW9kZWxzdHViLnYxLlVudXNlZEVudHJ5Eg8KB21lc3NhZ2UYAyABKAkSLAoIdW5zdHJ1Y2sYBCADKAsyGi5tb2RlbHN0dWIudjEuVW5zdHJ1Y2tSdWxlIhUKE0xpc3RTZXNzaW9uc1JlcXVlc3QiUAoLU2Vzc2lvbkluZm8SDAoEbmFtZRgBIAEoCRINCgVjYWxscxgCIAEoDRITCgtzY3JpcHRfbmFtZRgDIAEoCRIPCgdydW5uaW5nGAQgASgNIkMKFExpc3RTZXNzaW9uc1Jlc3BvbnNlEisKCHNlc3Npb25zGAEgAygLMhkubW9kZWxzdHViLnYxLlNlc3Npb25JbmZvIkkKE1NldEZhdWx0UGxhblJlcXVlc3QSDwoHc2Vzc2lvbhgBIAEoCRIMCgRwbGFuGAIgASgJEhMKC3NvdXJjZV9uYW1lGAMgASgJImYKFFNldEZhdWx0UGxhblJlc3BvbnNlEikKBHBsYW4YASABKAsyGy5tb2RlbHN0dWIudjEuRmF1bHRQbGFuSW5mbxIUCgxjbG9zZWRfY2FsbHMYAiABKA0SDQoFcnVsZXMYAyABKA0iJgoTV2F0Y2hTZXNzaW9uUmVxdWVzdBIPCgdzZXNzaW9uGAEgASgJIuACChRXYXRjaFNlc3Npb25SZXNwb25zZRIqCgRraW5kGAEgASgOMhwubW9kZWxzdHViLnYxLldhdGNoRXZlbnRLaW5kEhAKCHNlcXVlbmNlGAIgASgEEg8KB3N0ZXBfaWQYAyABKAkSEgoKb2NjdXJyZW5jZRgEIAEoDRIoCgZtZXRob2QYBSABKA4yGC5tb2RlbHN0dWIudjEuQ2FsbE1ldGhvZBIpCgVmYXVsdBgGIAEoCzIaLm1vZGVsc3R1Yi52MS5BcHBsaWVkRmF1bHQSJgoHb3V0Y29tZRgHIAEoDjIVLm1vZGVsc3R1Yi52MS5PdXRjb21lEgwKBGNvZGUYCCABKA0SDQoFZW50cnkYCSABKAkSEAoIc3RhcnRfbXMYCiABKAQSDgoGZW5kX21zGAsgASgEEg8KB2VwaXNvZGUYDCABKAkSGAoQY2xlYW5fb2NjdXJyZW5jZRgNIAEoDSqVAQoOV2F0Y2hFdmVudEtpbmQSIAocV0FUQ0hfRVZFTlRfS0lORF9VTlNQRUNJRklFRBAAEh0KGVdBVENIX0VWRU5UX0tJTkRfV0FUQ0hJTkcQARIhCh1XQVRDSF9FVkVOVF9LSU5EX0NBTExfU1RBUlRFRBACEh8KG1dBVENIX0VWRU5UX0tJTkRfQ0FMTF9FTkRFRBADMqAGCg5Db250cm9sU2VydmljZRJPCgpMb2FkU2NyaXB0Eh8ubW9kZWxzdHViLnYxLkxvYWRTY3JpcHRSZXF1ZXN0GiAubW9kZWxzdHViLnYxLkxvYWRTY3JpcHRSZXNwb25zZRJPCgpHZXRFcGlzb2RlEh8ubW9kZWxzdHViLnYxLkdldEVwaXNvZGVSZXF1ZXN0GiAubW9kZWxzdHViLnYxLkdldEVwaXNvZGVSZXNwb25zZRJaCg1FeHBvcnRFcGlzb2RlEiIubW9kZWxzdHViLnYxLkV4cG9ydEVwaXNvZGVSZXF1ZXN0GiMubW9kZWxzdHViLnYxLkV4cG9ydEVwaXNvZGVSZXNwb25zZTABElUKDFJlc2V0U2Vzc2lvbhIhLm1vZGVsc3R1Yi52MS5SZXNldFNlc3Npb25SZXF1ZXN0GiIubW9kZWxzdHViLnYxLlJlc2V0U2Vzc2lvblJlc3BvbnNlElgKDURlbGV0ZVNlc3Npb24SIi5tb2RlbHN0dWIudjEuRGVsZXRlU2Vzc2lvblJlcXVlc3QaIy5tb2RlbHN0dWIudjEuRGVsZXRlU2Vzc2lvblJlc3BvbnNlElgKDVZlcmlmeVNlc3Npb24SIi5tb2RlbHN0dWIudjEuVmVyaWZ5U2Vzc2lvblJlcXVlc3QaIy5tb2RlbHN0dWIudjEuVmVyaWZ5U2Vzc2lvblJlc3BvbnNlElUKDExpc3RTZXNzaW9ucxIhLm1vZGVsc3R1Yi52MS5MaXN0U2Vzc2lvbnNSZXF1ZXN0GiIubW9kZWxzdHViLnYxLkxpc3RTZXNzaW9uc1Jlc3BvbnNlElUKDFNldEZhdWx0UGxhbhIhLm1vZGVsc3R1Yi52MS5TZXRGYXVsdFBsYW5SZXF1ZXN0GiIubW9kZWxzdHViLnYxLlNldEZhdWx0UGxhblJlc3BvbnNlElcKDFdhdGNoU2Vzc2lvbhIhLm1vZGVsc3R1Yi52MS5XYXRjaFNlc3Npb25SZXF1ZXN0GiIubW9kZWxzdHViLnYxLldhdGNoU2Vzc2lvblJlc3BvbnNlMAFiBnByb3RvMw", [file_modelstub_v1_episode]);
 
 /**
  * @generated from message modelstub.v1.LoadScriptRequest
@@ -78,6 +78,14 @@ export type GetEpisodeRequest = Message<"modelstub.v1.GetEpisodeRequest"> & {
    * @generated from field: bool bytes_only = 2;
    */
   bytesOnly: boolean;
+
+  /**
+   * Answer a session the server does not keep with its empty episode, not NOT_FOUND: for a test
+   * that expects no calls were made. Servers older than this field always answer so.
+   *
+   * @generated from field: bool allow_missing = 3;
+   */
+  allowMissing: boolean;
 };
 
 /**
@@ -116,12 +124,19 @@ export const GetEpisodeResponseSchema: GenMessage<GetEpisodeResponse> = /*@__PUR
  */
 export type ExportEpisodeRequest = Message<"modelstub.v1.ExportEpisodeRequest"> & {
   /**
-   * The session to export; empty means "default". A session the server has not seen exports its
-   * empty episode, as GetEpisode answers it.
+   * The session to export; empty means "default". A session the server does not keep answers
+   * NOT_FOUND, as GetEpisode does.
    *
    * @generated from field: string session = 1;
    */
   session: string;
+
+  /**
+   * As GetEpisodeRequest.allow_missing: export the empty episode of a session the server does not keep.
+   *
+   * @generated from field: bool allow_missing = 2;
+   */
+  allowMissing: boolean;
 };
 
 /**
@@ -252,6 +267,14 @@ export type VerifySessionRequest = Message<"modelstub.v1.VerifySessionRequest"> 
    * @generated from field: string session = 1;
    */
   session: string;
+
+  /**
+   * Verify a session the server does not keep as one of the server's script that made no calls,
+   * not NOT_FOUND: for a test that expects no calls were made.
+   *
+   * @generated from field: bool allow_missing = 2;
+   */
+  allowMissing: boolean;
 };
 
 /**
@@ -293,11 +316,39 @@ export const UnusedEntrySchema: GenMessage<UnusedEntry> = /*@__PURE__*/
   messageDesc(file_modelstub_v1_control, 11);
 
 /**
+ * UnstruckRule is a rule of a session's fault plan whose point never arrived in its episode.
+ *
+ * @generated from message modelstub.v1.UnstruckRule
+ */
+export type UnstruckRule = Message<"modelstub.v1.UnstruckRule"> & {
+  /**
+   * `rules[1]`, as the episode would record it.
+   *
+   * @generated from field: string rule = 1;
+   */
+  rule: string;
+
+  /**
+   * Its point in words: `step "plan", occurrence 2`.
+   *
+   * @generated from field: string at = 2;
+   */
+  at: string;
+};
+
+/**
+ * Describes the message modelstub.v1.UnstruckRule.
+ * Use `create(UnstruckRuleSchema)` to create a new message.
+ */
+export const UnstruckRuleSchema: GenMessage<UnstruckRule> = /*@__PURE__*/
+  messageDesc(file_modelstub_v1_control, 12);
+
+/**
  * @generated from message modelstub.v1.VerifySessionResponse
  */
 export type VerifySessionResponse = Message<"modelstub.v1.VerifySessionResponse"> & {
   /**
-   * True when every limited entry has been used up.
+   * True when every limited entry has been used up and every fault plan rule struck.
    *
    * @generated from field: bool satisfied = 1;
    */
@@ -312,6 +363,13 @@ export type VerifySessionResponse = Message<"modelstub.v1.VerifySessionResponse"
    * @generated from field: string message = 3;
    */
   message: string;
+
+  /**
+   * The open episode's plan rules that never struck (a fault that never struck tested nothing).
+   *
+   * @generated from field: repeated modelstub.v1.UnstruckRule unstruck = 4;
+   */
+  unstruck: UnstruckRule[];
 };
 
 /**
@@ -319,7 +377,7 @@ export type VerifySessionResponse = Message<"modelstub.v1.VerifySessionResponse"
  * Use `create(VerifySessionResponseSchema)` to create a new message.
  */
 export const VerifySessionResponseSchema: GenMessage<VerifySessionResponse> = /*@__PURE__*/
-  messageDesc(file_modelstub_v1_control, 12);
+  messageDesc(file_modelstub_v1_control, 13);
 
 /**
  * @generated from message modelstub.v1.ListSessionsRequest
@@ -332,7 +390,7 @@ export type ListSessionsRequest = Message<"modelstub.v1.ListSessionsRequest"> & 
  * Use `create(ListSessionsRequestSchema)` to create a new message.
  */
 export const ListSessionsRequestSchema: GenMessage<ListSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_modelstub_v1_control, 13);
+  messageDesc(file_modelstub_v1_control, 14);
 
 /**
  * @generated from message modelstub.v1.SessionInfo
@@ -369,7 +427,7 @@ export type SessionInfo = Message<"modelstub.v1.SessionInfo"> & {
  * Use `create(SessionInfoSchema)` to create a new message.
  */
 export const SessionInfoSchema: GenMessage<SessionInfo> = /*@__PURE__*/
-  messageDesc(file_modelstub_v1_control, 14);
+  messageDesc(file_modelstub_v1_control, 15);
 
 /**
  * @generated from message modelstub.v1.ListSessionsResponse
@@ -386,7 +444,7 @@ export type ListSessionsResponse = Message<"modelstub.v1.ListSessionsResponse"> 
  * Use `create(ListSessionsResponseSchema)` to create a new message.
  */
 export const ListSessionsResponseSchema: GenMessage<ListSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_modelstub_v1_control, 15);
+  messageDesc(file_modelstub_v1_control, 16);
 
 /**
  * @generated from message modelstub.v1.SetFaultPlanRequest
@@ -418,7 +476,7 @@ export type SetFaultPlanRequest = Message<"modelstub.v1.SetFaultPlanRequest"> & 
  * Use `create(SetFaultPlanRequestSchema)` to create a new message.
  */
 export const SetFaultPlanRequestSchema: GenMessage<SetFaultPlanRequest> = /*@__PURE__*/
-  messageDesc(file_modelstub_v1_control, 16);
+  messageDesc(file_modelstub_v1_control, 17);
 
 /**
  * @generated from message modelstub.v1.SetFaultPlanResponse
@@ -451,7 +509,164 @@ export type SetFaultPlanResponse = Message<"modelstub.v1.SetFaultPlanResponse"> 
  * Use `create(SetFaultPlanResponseSchema)` to create a new message.
  */
 export const SetFaultPlanResponseSchema: GenMessage<SetFaultPlanResponse> = /*@__PURE__*/
-  messageDesc(file_modelstub_v1_control, 17);
+  messageDesc(file_modelstub_v1_control, 18);
+
+/**
+ * @generated from message modelstub.v1.WatchSessionRequest
+ */
+export type WatchSessionRequest = Message<"modelstub.v1.WatchSessionRequest"> & {
+  /**
+   * The session to watch; empty means "default". It need not exist yet.
+   *
+   * @generated from field: string session = 1;
+   */
+  session: string;
+};
+
+/**
+ * Describes the message modelstub.v1.WatchSessionRequest.
+ * Use `create(WatchSessionRequestSchema)` to create a new message.
+ */
+export const WatchSessionRequestSchema: GenMessage<WatchSessionRequest> = /*@__PURE__*/
+  messageDesc(file_modelstub_v1_control, 19);
+
+/**
+ * WatchSessionResponse is one event of a session.
+ *
+ * @generated from message modelstub.v1.WatchSessionResponse
+ */
+export type WatchSessionResponse = Message<"modelstub.v1.WatchSessionResponse"> & {
+  /**
+   * @generated from field: modelstub.v1.WatchEventKind kind = 1;
+   */
+  kind: WatchEventKind;
+
+  /**
+   * The call's sequence in its episode (from 1).
+   *
+   * @generated from field: uint64 sequence = 2;
+   */
+  sequence: bigint;
+
+  /**
+   * Its step id ("" for the main list).
+   *
+   * @generated from field: string step_id = 3;
+   */
+  stepId: string;
+
+  /**
+   * Which call of that step it is in its episode (from 1), counting every call, retries
+   * included: what a fault plan's `at: {step, occurrence}` means with `count: all` (the default).
+   * 0 for a call refused before the plan saw it (its step ids disagree).
+   *
+   * @generated from field: uint32 occurrence = 4;
+   */
+  occurrence: number;
+
+  /**
+   * @generated from field: modelstub.v1.CallMethod method = 5;
+   */
+  method: CallMethod;
+
+  /**
+   * What the fault plan does to the call, unset when nothing.
+   *
+   * @generated from field: modelstub.v1.AppliedFault fault = 6;
+   */
+  fault?: AppliedFault | undefined;
+
+  /**
+   * CALL_ENDED: how the call ended, its status code (0 OK) and the entry that answered.
+   *
+   * @generated from field: modelstub.v1.Outcome outcome = 7;
+   */
+  outcome: Outcome;
+
+  /**
+   * @generated from field: uint32 code = 8;
+   */
+  code: number;
+
+  /**
+   * @generated from field: string entry = 9;
+   */
+  entry: string;
+
+  /**
+   * The declared timeline, ms from the episode's start (end_ms on CALL_ENDED only).
+   *
+   * @generated from field: uint64 start_ms = 10;
+   */
+  startMs: bigint;
+
+  /**
+   * @generated from field: uint64 end_ms = 11;
+   */
+  endMs: bigint;
+
+  /**
+   * The episode's id (as in the x-modelstub-episode header): tells one episode from the next.
+   *
+   * @generated from field: string episode = 12;
+   */
+  episode: string;
+
+  /**
+   * Which call of that step in the clean run this call stands for (from 1): what `occurrence`
+   * means with `count: clean`. A call whose fault took the entry's place (error, timeout, hang,
+   * break) and the retry after it share it; without a plan it equals `occurrence`.
+   *
+   * @generated from field: uint32 clean_occurrence = 13;
+   */
+  cleanOccurrence: number;
+};
+
+/**
+ * Describes the message modelstub.v1.WatchSessionResponse.
+ * Use `create(WatchSessionResponseSchema)` to create a new message.
+ */
+export const WatchSessionResponseSchema: GenMessage<WatchSessionResponse> = /*@__PURE__*/
+  messageDesc(file_modelstub_v1_control, 20);
+
+/**
+ * WatchEventKind says what a WatchSessionResponse reports.
+ *
+ * @generated from enum modelstub.v1.WatchEventKind
+ */
+export enum WatchEventKind {
+  /**
+   * @generated from enum value: WATCH_EVENT_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The first message: the watch is registered.
+   *
+   * @generated from enum value: WATCH_EVENT_KIND_WATCHING = 1;
+   */
+  WATCHING = 1,
+
+  /**
+   * A call started; outcome, status and end_ms are unset.
+   *
+   * @generated from enum value: WATCH_EVENT_KIND_CALL_STARTED = 2;
+   */
+  CALL_STARTED = 2,
+
+  /**
+   * A call ended and is recorded in the episode.
+   *
+   * @generated from enum value: WATCH_EVENT_KIND_CALL_ENDED = 3;
+   */
+  CALL_ENDED = 3,
+}
+
+/**
+ * Describes the enum modelstub.v1.WatchEventKind.
+ */
+export const WatchEventKindSchema: GenEnum<WatchEventKind> = /*@__PURE__*/
+  enumDesc(file_modelstub_v1_control, 0);
 
 /**
  * ControlService manages sessions: their scripts, episodes and verification.
@@ -475,6 +690,10 @@ export const ControlService: GenService<{
    * episode twice (decoded and as bytes), so it is about twice the episode's size: past 2 MiB of
    * episode it exceeds the 4 MiB a gRPC client (grpc-go, grpcio, grpc-js) accepts by default and
    * the client fails with RESOURCE_EXHAUSTED. Set bytes_only to halve it, or use ExportEpisode.
+   * A session the server does not keep answers NOT_FOUND, naming the closest session it keeps:
+   * a session exists once a call, LoadScript or SetFaultPlan names it, until DeleteSession or idle
+   * eviction forgets it (ResetSession creates none). Set allow_missing to get the empty episode of
+   * such a session instead, as a test that expects no calls at all does.
    *
    * @generated from rpc modelstub.v1.ControlService.GetEpisode
    */
@@ -487,7 +706,8 @@ export const ControlService: GenService<{
    * ExportEpisode streams a session's deterministic episode bytes in consecutive chunks of at most
    * 1 MiB, so an episode of any size (up to the server's --max-episode-bytes) reaches a client
    * that keeps the default 4 MiB receive limit. The chunks are cut from one snapshot taken when the
-   * call starts: calls recorded meanwhile are not in it. Token and session rules are GetEpisode's.
+   * call starts: calls recorded meanwhile are not in it. Token and session rules are GetEpisode's
+   * (NOT_FOUND for a session the server does not keep, unless allow_missing).
    *
    * @generated from rpc modelstub.v1.ControlService.ExportEpisode
    */
@@ -498,7 +718,8 @@ export const ControlService: GenService<{
   },
   /**
    * ResetSession rewinds a session's cursors and starts a new episode (writing the old one to
-   * the record directory, when the server has one).
+   * the record directory, when the server has one). It is idempotent: a session the server does
+   * not keep answers OK with 0 calls, and is not created.
    *
    * @generated from rpc modelstub.v1.ControlService.ResetSession
    */
@@ -522,7 +743,10 @@ export const ControlService: GenService<{
     output: typeof DeleteSessionResponseSchema;
   },
   /**
-   * VerifySession lists the script entries a session has not used yet.
+   * VerifySession lists the script entries a session has not used yet, and the rules of its fault
+   * plan that never struck (satisfied is false when there are any). A session the server does
+   * not keep answers NOT_FOUND as GetEpisode does, unless allow_missing: then it is verified as a
+   * session of the server's script that made no calls.
    *
    * @generated from rpc modelstub.v1.ControlService.VerifySession
    */
@@ -555,6 +779,21 @@ export const ControlService: GenService<{
     methodKind: "unary";
     input: typeof SetFaultPlanRequestSchema;
     output: typeof SetFaultPlanResponseSchema;
+  },
+  /**
+   * WatchSession streams a session's call events as they happen: first one WATCHING event (the
+   * watch is live: every call that starts after it is reported), then CALL_STARTED when a call
+   * has started (its fault, if the plan strikes it, is decided by then) and CALL_ENDED once it is
+   * recorded in the episode. Events of every episode of the session come through (a reset does
+   * not end the watch); the stream ends when the client cancels or the server shuts down. Events
+   * are not recorded anywhere: a harness waits on them instead of polling ListSessions.
+   *
+   * @generated from rpc modelstub.v1.ControlService.WatchSession
+   */
+  watchSession: {
+    methodKind: "server_streaming";
+    input: typeof WatchSessionRequestSchema;
+    output: typeof WatchSessionResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_modelstub_v1_control, 0);

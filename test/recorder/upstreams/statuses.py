@@ -1,7 +1,8 @@
 """An OpenAI-compatible upstream in Python for modelstub record's tests: it answers the nth
 POST with the nth answer of a JSON list given as argv[1] ({"status", "body", "type"}, or
-{"reply_bytes": N} for a 200 completion whose text is N bytes, or {"stream_words": N} for a
-stream of N one-word deltas), then 500. Prints its port."""
+{"reply_bytes": N} for a 200 completion whose text is N bytes, {"message": {...}} for a 200
+completion with that assistant message, or {"stream_words": N} for a stream of N one-word
+deltas), then 500. Prints its port."""
 import json
 import sys
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -29,7 +30,13 @@ class Upstream(BaseHTTPRequestHandler):
             events.append("data: [DONE]\n\n")
             self.wfile.write("".join(events).encode())
             return
-        if "reply_bytes" in answer:
+        if "message" in answer:
+            message = dict(answer["message"], role="assistant")
+            finish = "tool_calls" if message.get("tool_calls") else "stop"
+            body = json.dumps({"model": "py-model", "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": {"prompt_tokens": 5, "completion_tokens": 3}})
+            kind = "application/json"
+            status = 200
+        elif "reply_bytes" in answer:
             text = ("abcdefghij" * (answer["reply_bytes"] // 10 + 1))[: answer["reply_bytes"]]
             body = json.dumps({"model": "py-model", "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 3, "completion_tokens": 7}})
             kind = "application/json"
