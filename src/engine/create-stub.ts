@@ -1,4 +1,5 @@
-import type { Episode } from "../../gen/modelstub/v1/episode_pb.js";
+import { fromBinary } from "@bufbuild/protobuf";
+import { EpisodeCallSchema, type Episode } from "../../gen/modelstub/v1/episode_pb.js";
 import { createRealClock } from "./clock.js";
 import { checkStepIds } from "./check-step-id.js";
 import type { CallStatus } from "../script/compiled-script.js";
@@ -159,6 +160,11 @@ export function createStub(options: StubOptions): Stub {
       return evicted;
     },
     episode: (name) => episodeOf(name, sessions.get(name)),
+    recordedCall: (name, sequence) => {
+      // One call decoded, not the episode: a Responses item_reference names a call of thousands.
+      const bytes = sessions.get(name)?.episode.recordedAt(sequence);
+      return bytes && fromBinary(EpisodeCallSchema, bytes);
+    },
     episodeBytes: (name) => {
       const journal = sessions.get(name)?.episode;
       return journal ? encodeEpisode(name, journal.recorded(), journal.planIdentity()) : encodeEpisode(name, []);

@@ -102,6 +102,11 @@ export class EpisodeJournal {
     return plan && { name: plan.name, digest: plan.digest, seed: plan.chaos?.seed };
   }
 
+  /** Call `sequence`'s encoded bytes (1-based), once it has recorded itself. */
+  recordedAt(sequence: number): Uint8Array | undefined {
+    return this.calls[sequence - 1];
+  }
+
   /** The recorded calls, in sequence order (calls still in flight are left out). */
   recorded(): Uint8Array[] {
     return this.calls.filter((c): c is Uint8Array => c !== undefined);

@@ -1,4 +1,4 @@
-import type { Episode } from "../../gen/modelstub/v1/episode_pb.js";
+import type { Episode, EpisodeCall } from "../../gen/modelstub/v1/episode_pb.js";
 import type { Clock } from "./clock.js";
 import type { CallStatus, CompiledFaultPlan, CompiledScript, ReplayMode } from "../script/compiled-script.js";
 import type { CallInput } from "./call-input.js";
@@ -108,6 +108,8 @@ export interface Stub {
    */
   evictIdle(idleMs: number): EvictedSession[];
   episode(session: string): Episode;
+  /** Call `sequence` (1-based) of the session's open episode, once recorded; undefined otherwise. */
+  recordedCall(session: string, sequence: number): EpisodeCall | undefined;
   /** The episode's deterministic bytes. */
   episodeBytes(session: string): Uint8Array;
   /** The same bytes as their pieces, uncopied (episode-pieces.ts): for long work on a large episode. */

@@ -7,8 +7,9 @@ import { answerCall, refused, type CallTarget } from "./answer-call.js";
 import { requestIdOf, type Dialect } from "./dialect.js";
 import { badRequestError } from "./http-error.js";
 import type { HttpRequestLog } from "./http-log.js";
-import { parseAnthropicRequest } from "./parse-anthropic-request.js";
-import { sendError } from "./send.js";
+import { parseAnthropicRequest, parseCountTokensRequest } from "./parse-anthropic-request.js";
+import { sendError, sendJson } from "./send.js";
+import { countRequestTokens } from "../shared/count-tokens.js";
 
 // route.ts shapes the front's own errors on /v1/messages (405, 413) with it.
 export { anthropicErrorShape } from "./anthropic-error.js";
@@ -45,4 +46,21 @@ export async function anthropicMessages(stub: Stub, res: ServerResponse, body: s
   }
   const { request, stream } = parsed.value;
   return answerCall(stub, res, { request, stream }, target, messagesDialect);
+}
+
+/**
+ * `POST /v1/messages/count_tokens` (Claude Code calls it before its turns): `{input_tokens}`, the
+ * token rule's count of the request as a model call would build it (count-tokens.ts), which is
+ * the `input_tokens` the same request's answer reports unless the script sets usage. Not a model
+ * call: it takes no entry, and the episode does not record it, so an episode does not depend on
+ * how often a client counts. A body a model call would refuse is refused the same way (400).
+ */
+export async function anthropicCountTokens(_stub: Stub, res: ServerResponse, body: string): Promise<Partial<HttpRequestLog>> {
+  const parsed = parseCountTokensRequest(body);
+  if ("error" in parsed) {
+    sendError(res, badRequestError(parsed.error, anthropicErrorShape));
+    return { status: 400, ...refused(Code.INVALID_ARGUMENT, parsed.error.message) };
+  }
+  sendJson(res, 200, { input_tokens: countRequestTokens(parsed.value.request) });
+  return { status: 200 };
 }

@@ -40,9 +40,13 @@ function usageOf(u: Usage | undefined) {
   };
 }
 
-/** A text block (no citations: scripts cite nothing). */
+/**
+ * A text block. No `citations` key: scripts cite nothing, and the API leaves the key out of a
+ * block without citations (the Vercel AI SDK's Anthropic provider refuses `"citations": null`
+ * on a non-streamed answer, and every SDK reads a missing key as none).
+ */
 function textBlock(text: string): object {
-  return { type: "text", text, citations: null };
+  return { type: "text", text };
 }
 
 /** A tool_use block: the model called the tool itself (`caller` direct, not a server tool). */

@@ -35,13 +35,15 @@ function stopSequencesAt(v: unknown, param: string): string[] {
 }
 
 /** Sampling fields exactly as sent: proto3 optional fields stay unset when the client left them out. */
-function samplingOf(body: Obj) {
-  // Required by Anthropic, which refuses a request without it; modelstub does the same, so a
-  // client that would fail against Anthropic fails here first.
-  if (body["max_tokens"] === undefined || body["max_tokens"] === null) missing("max_tokens", "the most tokens the reply may have, like 1024");
-  const maxTokens = uint32At(body["max_tokens"], "max_tokens");
-  if (maxTokens < 1) invalid("max_tokens", "expected at least 1, got 0");
-  const init: MessageInitShape<typeof SamplingParamsSchema> = { maxTokens };
+function samplingOf(body: Obj, countOnly: boolean) {
+  // Required by Anthropic for a model call, which it refuses without it; modelstub does the same,
+  // so a client that would fail against Anthropic fails here first. count_tokens takes none.
+  const init: MessageInitShape<typeof SamplingParamsSchema> = {};
+  if (!countOnly || (body["max_tokens"] !== undefined && body["max_tokens"] !== null)) {
+    if (body["max_tokens"] === undefined || body["max_tokens"] === null) missing("max_tokens", "the most tokens the reply may have, like 1024");
+    init.maxTokens = uint32At(body["max_tokens"], "max_tokens");
+    if (init.maxTokens < 1) invalid("max_tokens", "expected at least 1, got 0");
+  }
   const temperature = optional(body, "temperature", numberAt);
   if (temperature !== undefined) init.temperature = temperature;
   const topP = optional(body, "top_p", numberAt);
@@ -68,7 +70,7 @@ function checkLimits(list: unknown[], tools: unknown, hasSystem: boolean): void 
   if (Array.isArray(tools)) limitCount("tools", tools.length, "tools", requestLimits.tools, "in a request");
 }
 
-function parseBody(body: unknown): AnthropicRequest {
+function parseBody(body: unknown, countOnly: boolean): AnthropicRequest {
   if (!isObject(body)) throw new Refusal({ message: `the request body must be a JSON object, got ${kindOf(body)}`, param: null, code: "invalid_type" });
   if (body["model"] === undefined || body["model"] === null) missing("model", "the model to answer as, like \"claude-sonnet-4-5\" (any id: the script decides what it means)");
   const model = stringAt(body["model"], "model");
@@ -78,7 +80,7 @@ function parseBody(body: unknown): AnthropicRequest {
   if (list.length === 0) invalid("messages", "expected at least one turn");
   checkLimits(list, body["tools"], body["system"] !== undefined && body["system"] !== null);
   const stream = optional(body, "stream", booleanAt) ?? false;
-  const sampling = samplingOf(body);
+  const sampling = samplingOf(body, countOnly);
   const system = optional(body, "system", (v, p) => textContentAt(v, p, "system"));
   // The system prompt is the first message, as chat completions and gRPC clients send it.
   const messages = system === undefined ? [] : [create(MessageSchema, { role: Role.SYSTEM, content: system })];
@@ -110,5 +112,10 @@ export const anthropicBodyLimits: BodyLimits = [
  * (images, documents, server tools) is refused naming the field. Returns the first problem as data.
  */
 export function parseAnthropicRequest(text: string): { value: AnthropicRequest } | { error: BadRequest } {
-  return readJsonBody(text, parseBody, anthropicBodyLimits);
+  return readJsonBody(text, (body) => parseBody(body, false), anthropicBodyLimits);
+}
+
+/** The same for `/v1/messages/count_tokens`, whose body is a model call's without `max_tokens`. */
+export function parseCountTokensRequest(text: string): { value: AnthropicRequest } | { error: BadRequest } {
+  return readJsonBody(text, (body) => parseBody(body, true), anthropicBodyLimits);
 }

@@ -14,8 +14,16 @@ const roles: Record<string, Role> = {
   assistant: Role.ASSISTANT,
 };
 
-/** Item types modelstub reads; every other type (web_search_call, item_reference, ...) is refused. */
-const itemTypes = "message, function_call, function_call_output and reasoning";
+/** Item types modelstub reads; every other type (web_search_call, ...) is refused. */
+const itemTypes = "message, function_call, function_call_output, reasoning and item_reference";
+
+/**
+ * The text of the assistant message item `id` that this server answered in the session's open
+ * episode, or undefined. An SDK that keeps the API's stored items (the Vercel AI SDK's Responses
+ * model, `store` left at true) sends `{type: "item_reference", id}` in place of an output message
+ * it got before; modelstub stores nothing, but the id names the call, whose reply the episode has.
+ */
+export type ItemLookup = (id: string) => string | undefined;
 
 /**
  * Text parts joined with nothing between, as chat completions joins its text parts. Both text
@@ -87,7 +95,7 @@ function checkLimits(list: unknown[]): void {
  * calls tools is over gRPC. `reasoning` items are skipped: modelstub never writes them, and a
  * client that replays a reasoning model's output sends them back between its other items.
  */
-export function inputMessages(list: unknown[]): Message[] {
+export function inputMessages(list: unknown[], items: ItemLookup = () => undefined): Message[] {
   checkLimits(list);
   const messages: Message[] = [];
   // The assistant message a function_call item here would join, if any.
@@ -118,8 +126,21 @@ export function inputMessages(list: unknown[]): Message[] {
         return;
       case "reasoning":
         return;
-      case "item_reference":
-        throw new Refusal({ message: `${param}.type: modelstub keeps no items to refer to; send the item itself`, param: `${param}.type`, code: "invalid_value" });
+      case "item_reference": {
+        const id = requiredString(item, "id", param, "the id of an output item this server answered");
+        const text = items(id);
+        if (text === undefined) {
+          throw new Refusal({
+            message: `${param}.id: no message item ${quoteClipped(id)} in this session's episode; modelstub resolves the ids of the assistant messages it answered in the session since its last reset (msg_gen-<session>-<call>); send the item itself`,
+            param: `${param}.id`,
+            code: "invalid_value",
+          });
+        }
+        const m = create(MessageSchema, { role: Role.ASSISTANT, content: text });
+        messages.push(m);
+        open = m;
+        return;
+      }
       default:
         invalid(`${param}.type`, `modelstub reads ${itemTypes} items, not ${quoteClipped(type)}`);
     }

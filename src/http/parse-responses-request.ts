@@ -4,7 +4,7 @@ import { GenerateRequestSchema, MessageSchema, Role, SamplingParamsSchema, ToolS
 import { requestLimits } from "../engine/request-limits.js";
 import { readJsonBody } from "./read-json-body.js";
 import type { BodyLimits } from "./scan-json-body.js";
-import { inputMessages } from "./parse-responses-input.js";
+import { inputMessages, type ItemLookup } from "./parse-responses-input.js";
 import { booleanAt, invalid, isObject, kindOf, limitCount, missing, numberAt, objectAt, optional, Refusal, stringAt, uint32At, wrongType, type BadRequest, type Obj } from "./refusal.js";
 
 /**
@@ -78,14 +78,14 @@ function samplingOf(body: Obj) {
   return Object.keys(init).length > 0 ? create(SamplingParamsSchema, init) : undefined;
 }
 
-function messagesOf(body: Obj, instructions: string | undefined): Message[] {
+function messagesOf(body: Obj, instructions: string | undefined, items: ItemLookup): Message[] {
   const input = body["input"];
   if (input === undefined || input === null) missing("input", 'a string, or a list of items like [{"role":"user","content":"hi"}]');
   let messages: Message[];
   if (typeof input === "string") messages = [create(MessageSchema, { role: Role.USER, content: input })];
   else if (Array.isArray(input)) {
     if (input.length === 0) invalid("input", "expected at least one item");
-    messages = inputMessages(input);
+    messages = inputMessages(input, items);
   } else wrongType("input", "a string or a list of items", input);
   // The system prompt is the first message, as chat completions and gRPC clients send it.
   if (instructions !== undefined) messages.unshift(create(MessageSchema, { role: Role.SYSTEM, content: instructions }));
@@ -111,7 +111,7 @@ function echoOf(body: Obj, instructions: string | undefined, tools: object[]): R
   };
 }
 
-function parseBody(body: unknown): ResponsesRequest {
+function parseBody(body: unknown, items: ItemLookup): ResponsesRequest {
   if (!isObject(body)) {
     throw new Refusal({ message: `the request body must be a JSON object, got ${kindOf(body)}`, param: null, code: "invalid_type" });
   }
@@ -122,7 +122,7 @@ function parseBody(body: unknown): ResponsesRequest {
   const stream = optional(body, "stream", booleanAt) ?? false;
   const init: MessageInitShape<typeof GenerateRequestSchema> = {
     model: optional(body, "model", stringAt) ?? "",
-    messages: messagesOf(body, instructions),
+    messages: messagesOf(body, instructions, items),
   };
   const tools = (list ?? []).map((t, i) => toolAt(t, `tools[${i}]`));
   if (tools.length > 0) init.tools = tools.map((t) => t.tool);
@@ -147,7 +147,8 @@ export const responsesBodyLimits: BodyLimits = [
  * the fields sent. Parameters modelstub need not honour to answer (store, include, tool_choice,
  * text, reasoning, ...) are accepted and ignored; ones it cannot honour (previous_response_id,
  * built-in tools, images, files) are refused naming the field. Returns the first problem as data.
+ * `items` resolves an `item_reference` (none resolve without it).
  */
-export function parseResponsesRequest(text: string): { value: ResponsesRequest } | { error: BadRequest } {
-  return readJsonBody(text, parseBody, responsesBodyLimits);
+export function parseResponsesRequest(text: string, items: ItemLookup = () => undefined): { value: ResponsesRequest } | { error: BadRequest } {
+  return readJsonBody(text, (body) => parseBody(body, items), responsesBodyLimits);
 }

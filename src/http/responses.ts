@@ -6,8 +6,10 @@ import { requestIdOf, type Dialect } from "./dialect.js";
 import { badRequestError, httpErrorOf } from "./http-error.js";
 import type { HttpRequestLog } from "./http-log.js";
 import { parseResponsesRequest, type ResponseEcho } from "./parse-responses-request.js";
+import type { ItemLookup } from "./parse-responses-input.js";
 import { ResponsesEventWriter } from "./responses-stream.js";
-import { responseBody } from "./responses-wire.js";
+import { messageItemId, responseBody } from "./responses-wire.js";
+import { responseIdOf } from "../shared/call-ids.js";
 import { sendError } from "./send.js";
 
 /** The Responses API on the wire; `echo` is what each answer repeats of its request. */
@@ -24,6 +26,20 @@ function responsesDialect(echo: ResponseEcho): Dialect {
 }
 
 /**
+ * The text of the message item `id` answered in `session`'s open episode: ids name their call
+ * (msg_gen-<session>-<sequence>), so one call is decoded, and an id of another session, of a
+ * call not recorded (yet), or of a call that answered no message, is none.
+ */
+function itemsOf(stub: Stub, session: string): ItemLookup {
+  return (id) => {
+    const sequence = Number(/-([1-9][0-9]{0,15})$/.exec(id)?.[1]);
+    // The id this server gave that call's message: the session must be this one, too.
+    if (!sequence || id !== messageItemId(responseIdOf(session, sequence))) return undefined;
+    return stub.recordedCall(session, sequence)?.response?.message?.content;
+  };
+}
+
+/**
  * `POST /v1/responses` (also `/responses`): one model call on the stub, answered as OpenAI's
  * Responses API does, a `response` object or its server-sent events with `"stream": true`.
  * Resolves with the log fields once the answer has ended; never rejects (a parser bug rejects,
@@ -31,7 +47,7 @@ function responsesDialect(echo: ResponseEcho): Dialect {
  */
 export async function responses(stub: Stub, res: ServerResponse, body: string, target: CallTarget): Promise<Partial<HttpRequestLog>> {
   // Parsed here, so the body's text is not held by a call that waits on a slow reader.
-  const parsed = parseResponsesRequest(body);
+  const parsed = parseResponsesRequest(body, itemsOf(stub, target.session));
   if ("error" in parsed) {
     sendError(res, badRequestError(parsed.error));
     return { status: 400, ...refused(Code.INVALID_ARGUMENT, parsed.error.message) };

@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Stub } from "../engine/create-stub.js";
 import { Code } from "../shared/status-code.js";
 import { heavyRequestBytes, heavyTurn } from "../shared/heavy-turns.js";
-import { anthropicErrorShape, anthropicMessages } from "./anthropic-messages.js";
+import { anthropicCountTokens, anthropicErrorShape, anthropicMessages } from "./anthropic-messages.js";
 import { refused, type CallTarget } from "./answer-call.js";
 import { chatCompletions } from "./chat-completions.js";
 import { frontError, openAiErrorShape, type ErrorShape, type HttpError } from "./http-error.js";
@@ -30,6 +30,7 @@ interface ModelRoute {
 const chatRoute: ModelRoute = { handle: chatCompletions, shape: openAiErrorShape };
 const responsesRoute: ModelRoute = { handle: responses, shape: openAiErrorShape };
 const messagesRoute: ModelRoute = { handle: anthropicMessages, shape: anthropicErrorShape };
+const countTokensRoute: ModelRoute = { handle: anthropicCountTokens, shape: anthropicErrorShape };
 
 /**
  * The model-call paths, under `/v1` and at the host root (OpenRouter's base ends in `/api/v1`,
@@ -41,14 +42,31 @@ const modelRoutes = new Map<string, ModelRoute>([
   ["/v1/responses", responsesRoute],
   ["/responses", responsesRoute],
   ["/v1/messages", messagesRoute],
+  ["/v1/messages/count_tokens", countTokensRoute],
 ]);
 
+/** OpenRouter's documented base path: a client given `http://<modelstub>/api/v1` as its base URL. */
+const openRouterBase = "/api/v1";
+
 /**
- * The shape of the front's own errors for a request to `path`: Anthropic's on its route and
- * under it (`/v1/messages/count_tokens`, which is not served, is answered as Anthropic's SDK
- * reads a 404), else OpenAI's.
+ * The path a request is served by: OpenRouter's base `/api/v1` is an alias, each path under it
+ * served as the same path under the host root (`/api/v1/chat/completions` as `/chat/completions`,
+ * `/api/v1/models` as OpenRouter's catalog at `/models`), and `/api/v1/messages` as
+ * `/v1/messages`, Anthropic's (OpenRouter serves its Messages API there).
  */
-export function errorShapeOf(path: string): ErrorShape {
+export function servedPath(path: string): string {
+  if (!path.startsWith(`${openRouterBase}/`)) return path;
+  const rest = path.slice(openRouterBase.length);
+  return rest === "/messages" || rest.startsWith("/messages/") ? `/v1${rest}` : rest;
+}
+
+/**
+ * The shape of the front's own errors for a request to `path`: Anthropic's on its routes and
+ * under them (`/v1/messages/batches`, which is not served, is answered as Anthropic's SDK reads
+ * a 404), else OpenAI's.
+ */
+export function errorShapeOf(requestPath: string): ErrorShape {
+  const path = servedPath(requestPath);
   const shape = modelRoutes.get(path)?.shape;
   if (shape) return shape;
   return path.startsWith("/v1/messages/") ? messagesRoute.shape : openAiErrorShape;
@@ -153,7 +171,7 @@ export async function refuseWith(res: ServerResponse, e: HttpError, code: number
 }
 
 const routesHelp =
-  "modelstub serves POST /v1/chat/completions (also /chat/completions), POST /v1/messages (Anthropic), POST /v1/responses (also /responses), GET /v1/models, GET /v1/models/{id} (also /models/{id}) and GET /models (also /v1/models?output_modalities=...)";
+  "modelstub serves POST /v1/chat/completions (also /chat/completions), POST /v1/messages (Anthropic) and /v1/messages/count_tokens, POST /v1/responses (also /responses), GET /v1/models, GET /v1/models/{id} (also /models/{id}) and GET /models (also /v1/models?output_modalities=...), and each of them under OpenRouter's base /api/v1 as at the host root";
 
 function wrongMethod(res: ServerResponse, allow: string, shape: ErrorShape = openAiErrorShape): Partial<HttpRequestLog> {
   sendError(res, frontError(405, `use ${allow} here; ${routesHelp}`, "method_not_allowed", [["allow", allow]], shape));
@@ -175,7 +193,7 @@ export interface Routed {
 
 /** Answers a request that passed the checks by its path: a model call in one of the dialects, or the model lists; resolves with its log fields. */
 export async function route(stub: Stub, { req, res, url, session, step, drops, processingComments }: Routed, maxBody: number): Promise<Partial<HttpRequestLog>> {
-  const path = url.pathname;
+  const path = servedPath(url.pathname);
   const model = modelRoutes.get(path);
   if (model) {
     if (req.method !== "POST") return wrongMethod(res, "POST", model.shape);
@@ -226,6 +244,6 @@ export async function route(stub: Stub, { req, res, url, session, step, drops, p
     sendJson(res, 200, openAiModel(declared));
     return { status: 200 };
   }
-  sendError(res, frontError(404, `no route ${req.method} ${path}; ${routesHelp}`, "not_found", [], errorShapeOf(path)));
+  sendError(res, frontError(404, `no route ${req.method} ${url.pathname}; ${routesHelp}`, "not_found", [], errorShapeOf(path)));
   return { status: 404 };
 }

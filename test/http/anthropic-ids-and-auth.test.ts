@@ -44,11 +44,33 @@ describe("Anthropic request ids and the front's own errors", () => {
 
   it("answers an endpoint under /v1/messages that it does not serve with Anthropic's not_found_error, which the SDK reads", async () => {
     const c = new Anthropic({ baseURL: h.base, apiKey: "x", maxRetries: 0 });
-    const err = await c.messages.countTokens({ model: "claude-stub", messages: ask.messages }).catch((e: unknown) => e);
+    const err = await c.messages.batches.retrieve("msgbatch_1").catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.NotFoundError);
     const body = (err as InstanceType<typeof Anthropic.NotFoundError>).error as { type: string; error: { type: string; message: string } };
     expect([body.type, body.error.type]).toEqual(["error", "not_found_error"]);
-    expect(body.error.message).toMatch(/^no route POST \/v1\/messages\/count_tokens/);
+    expect(body.error.message).toMatch(/^no route GET \/v1\/messages\/batches\/msgbatch_1/);
+  });
+
+  it("counts a request's tokens by the token rule, as the same call's answer reports them, and records nothing", async () => {
+    const c = new Anthropic({ baseURL: h.base, apiKey: "x", maxRetries: 0, defaultHeaders: { "x-modelstub-session": "counts" } });
+    const conversation = {
+      model: "claude-stub",
+      system: "Be brief.",
+      tools: [{ name: "get_weather", input_schema: { type: "object" as const, properties: { city: { type: "string" } } } }],
+      messages: [
+        { role: "user" as const, content: "Weather in Paris?" },
+        { role: "assistant" as const, content: [{ type: "tool_use" as const, id: "t1", name: "get_weather", input: { city: "Paris" } }] },
+        { role: "user" as const, content: [{ type: "tool_result" as const, tool_use_id: "t1", content: "18 °C" }] },
+      ],
+    };
+    // "Be brief." 3, "Weather in Paris?" 5, get_weather 3, {"city":"Paris"} 4, "18 °C" 2: the tools offered count for nothing.
+    expect(await c.messages.countTokens(conversation)).toEqual({ input_tokens: 17 });
+    expect(h.stub.episode("counts").calls).toHaveLength(0);
+    expect((await c.messages.create({ ...conversation, max_tokens: 16 })).usage.input_tokens).toBe(17);
+    // A body a model call would refuse is refused alike, in Anthropic's shape.
+    const err = await c.messages.countTokens({ model: "claude-stub", messages: [] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((err as InstanceType<typeof Anthropic.BadRequestError>).message).toMatch(/messages: expected at least one turn/);
   });
 });
 
@@ -69,7 +91,7 @@ describe("the HTTP front with a token, from Anthropic's clients", () => {
 
   it("takes it from the SDK given the token as its apiKey, however the SDK sends it", async () => {
     const m = await new Anthropic({ baseURL: base, apiKey: "s3cret-token", maxRetries: 0 }).messages.create(ask);
-    expect(m.content).toEqual([{ type: "text", text: "fine", citations: null }]);
+    expect(m.content).toEqual([{ type: "text", text: "fine" }]);
   });
 
   it("refuses a wrong x-api-key with 401 in Anthropic's shape", async () => {

@@ -73,7 +73,7 @@ const usage = (input: number, output: number) => ({
 });
 
 /** Content blocks with every key the SDK's types declare as always present. */
-const text = (t: string) => ({ type: "text", text: t, citations: null });
+const text = (t: string) => ({ type: "text", text: t });
 const toolUse = (id: string, name: string, input: unknown) => ({ type: "tool_use", id, name, input, caller: { type: "direct" } });
 /** An error body of a call that ran: named by its request id, as the request-id header names it. */
 const errorBody = (type: string, message: string, requestId: string) => ({ type: "error", error: { type, message }, request_id: requestId });

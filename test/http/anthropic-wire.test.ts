@@ -41,7 +41,7 @@ const zeroUsage = {
 };
 const message = (id: string) => ({ id, type: "message", role: "assistant", model: "claude-stub", content: [], stop_reason: null, stop_sequence: null, stop_details: null, container: null, diagnostics: null, usage: zeroUsage });
 const start = (id: string) => ev("message_start", { type: "message_start", message: message(id) }) + ev("ping", { type: "ping" });
-const textStart = ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "", citations: null } });
+const textStart = ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } });
 const toolStart = (index: number, id: string, name: string) =>
   ev("content_block_start", { type: "content_block_start", index, content_block: { type: "tool_use", id, name, input: {}, caller: { type: "direct" } } });
 const messageDelta = (stopReason: string, input: number, output: number) =>

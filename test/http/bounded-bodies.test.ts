@@ -112,7 +112,7 @@ describe("values a request echoes in an error, clipped", () => {
     ["a 3 MB role on chat completions", "/v1/chat/completions", { messages: [{ role: threeMegabytes, content: "hi" }] }, "messages[0].role: expected one of system, developer, user, assistant, tool, got "],
     ["a 3 MB content part type on chat completions", "/v1/chat/completions", { messages: [{ role: "user", content: [{ type: threeMegabytes }] }] }, "messages[0].content[0].type: modelstub reads text parts only"],
     ["a 3 MB tool type on chat completions", "/v1/chat/completions", { messages: [{ role: "user", content: "hi" }], tools: [{ type: threeMegabytes }] }, "tools[0].type: modelstub offers function tools only, not "],
-    ["a 3 MB item type on Responses", "/v1/responses", { input: [{ type: threeMegabytes }] }, "input[0].type: modelstub reads message, function_call, function_call_output and reasoning items, not "],
+    ["a 3 MB item type on Responses", "/v1/responses", { input: [{ type: threeMegabytes }] }, "input[0].type: modelstub reads message, function_call, function_call_output, reasoning and item_reference items, not "],
     ["a 3 MB role on Responses", "/v1/responses", { input: [{ role: threeMegabytes, content: "hi" }] }, "input[0].role: expected one of user, system, developer, assistant, got "],
     ["a 3 MB role on Anthropic Messages", "/v1/messages", { model: "m", max_tokens: 1, messages: [{ role: threeMegabytes, content: "hi" }] }, "messages[0].role: expected user or assistant (or system), got "],
     ["a 3 MB block type on Anthropic Messages", "/v1/messages", { model: "m", max_tokens: 1, messages: [{ role: "user", content: [{ type: threeMegabytes }] }] }, "messages[0].content[0].type: modelstub reads text and tool_result blocks in a user turn, not "],

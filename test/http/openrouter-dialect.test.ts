@@ -45,6 +45,25 @@ describe("the OpenRouter dialect, as its harnesses call it", () => {
     ]);
   });
 
+  it("serves a client given OpenRouter's own base URL, /api/v1 with only the host changed: chat, Responses, the catalog and one model", async () => {
+    const client = new OpenAI({ baseURL: `${h.base}/api/v1`, apiKey: "unused", maxRetries: 0 });
+    const chat = await client.chat.completions.create({ model: "stub-large", messages: [{ role: "user", content: "hello" }] });
+    expect(chat.choices[0]?.message.content).toBe("Hi there.");
+    const streamed = await client.chat.completions.stream({ model: "stub-large", messages: [{ role: "user", content: "hello" }] }).finalChatCompletion();
+    expect(streamed.choices[0]?.message.content).toBe("Hi there.");
+    expect((await client.responses.create({ model: "stub-large", input: "hello" })).output_text).toBe("Hi there.");
+    // OpenRouter's <base>/models is its catalog, as at the host root.
+    const models = (await client.models.list()).data as unknown as CatalogModel[];
+    expect(models.map((m) => [m.id, m.context_length])).toEqual([
+      ["stub-large", 64000],
+      ["stub-painter", 0],
+    ]);
+    expect(await client.models.retrieve("stub-large")).toMatchObject({ id: "stub-large", object: "model" });
+    // A path under it that is no route is a 404 naming the path as sent.
+    const missing = await rawRequest(h.base, "GET", "/api/v1/embeddings");
+    expect([missing.status, JSON.parse(missing.body.toString()).error.message]).toEqual([404, expect.stringMatching(/^no route GET \/api\/v1\/embeddings; /)]);
+  });
+
   it("retrieves one model under either base URL: .../v1 or the host root", async () => {
     for (const baseURL of [`${h.base}/v1`, h.base]) {
       const client = new OpenAI({ baseURL, apiKey: "unused", maxRetries: 0 });

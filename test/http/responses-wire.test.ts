@@ -147,7 +147,7 @@ const corpus: [string, string | object, string | null, string, string][] = [
   ["an unknown role", { input: [user, { role: "tool", content: "x" }] }, "input[1].role", "function_call_output item", "invalid_value"],
   ["an image part", { input: [{ role: "user", content: [{ type: "input_image", image_url: "x" }] }] }, "input[0].content[0].type", "text parts only", "invalid_value"],
   ["a file part", { input: [user, { role: "user", content: [{ type: "input_text", text: "a" }, { type: "input_file", file_id: "f" }] }] }, "input[1].content[1].type", '"input_file"', "invalid_value"],
-  ["an item reference", { input: [user, { type: "item_reference", id: "msg_1" }] }, "input[1].type", "keeps no items", "invalid_value"],
+  ["an item reference this server never answered", { input: [user, { type: "item_reference", id: "msg_1" }] }, "input[1].id", 'no message item "msg_1" in this session', "invalid_value"],
   ["a web search call item", { input: [user, user, user, { type: "web_search_call", id: "ws", status: "completed" }] }, "input[3].type", '"web_search_call"', "invalid_value"],
   ["a function_call without call_id", { input: [user, { type: "function_call", name: "b", arguments: "{}" }] }, "input[1].call_id", "call_id is required", "missing_required_parameter"],
   ["function_call arguments as an object", { input: [user, { type: "function_call", call_id: "c", name: "b", arguments: { a: 1 } }] }, "input[1].arguments", "expected a string", "invalid_type"],
