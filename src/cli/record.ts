@@ -3,7 +3,8 @@ import { splitAddress } from "../grpc/start-grpc-server.js";
 import { parseHttpAddress } from "../http/start-http-server.js";
 import { createGrpcUpstream } from "../recorder/grpc-upstream.js";
 import { createOpenAiUpstream } from "../recorder/openai-upstream.js";
-import { RecorderListenError, startRecorder } from "../recorder/start-recorder.js";
+import { startRecorder } from "../recorder/start-recorder.js";
+import { ListenError } from "../server/start-fronts.js";
 import type { Upstream, UpstreamOptions } from "../recorder/upstream.js";
 import { whyUnwritable } from "../script/write-script-file.js";
 import { catchStopSignals } from "./catch-stop-signals.js";
@@ -141,7 +142,7 @@ export async function record(argv: string[]): Promise<number> {
     } catch (err) {
       upstream.close();
       // Said as serve says it, naming the flag to change when the address is busy.
-      const problem = err instanceof RecorderListenError ? listenProblem(err.address, err.front, err.error) : `cannot listen: ${(err as Error).message}`;
+      const problem = err instanceof ListenError ? listenProblem(err.address, err.front, err.error) : `cannot listen: ${(err as Error).message}`;
       process.stderr.write(`modelstub record: ${problem}\n`);
       return 2;
     }

@@ -4,13 +4,12 @@ import { createStub, type Stub } from "../engine/create-stub.js";
 import { defaultScript } from "../script/default-script.js";
 import { ScriptError } from "../script/script-error.js";
 import { isLoopbackHost } from "../grpc/is-loopback-host.js";
-import { splitAddress, startGrpcServer, type RunningGrpcServer } from "../grpc/start-grpc-server.js";
+import { splitAddress } from "../grpc/start-grpc-server.js";
 import { callRecordOf } from "../http/http-log.js";
-import { startHttpServer, type RunningHttpServer } from "../http/start-http-server.js";
 import { createLogger } from "../log/create-logger.js";
 import { createRecorder, type Recorder } from "../episode-files/create-recorder.js";
-import { waitDrained } from "../engine/wait-drained.js";
-import { drainThenCutOff, statusFlushMs } from "../engine/drain-then-cut-off.js";
+import { ListenError, startFronts, type Fronts } from "../server/start-fronts.js";
+import { shutdownGracefully } from "../server/shutdown-gracefully.js";
 import { catchStopSignals } from "./catch-stop-signals.js";
 import { configurationFields, logFormatOf, logLevelOf } from "./log-level-of.js";
 import { durationOption, intOption, resolveOptions, UsageError, type OptionSource, type ResolvedOptions } from "./options.js";
@@ -68,8 +67,7 @@ export async function serve(argv: string[]): Promise<number> {
     process.stderr.write(jsonLines ? `${JSON.stringify({ level: "error", msg: message, ...fields })}\n` : `modelstub serve: ${message}\n`);
   };
   logger.debug("configuration", configurationFields(options, sources));
-  let grpc: RunningGrpcServer | undefined;
-  let http: RunningHttpServer | undefined;
+  let fronts: Fronts | undefined;
   let stub: Stub;
   let recorder: Recorder;
   let stopEviction = () => {};
@@ -130,30 +128,32 @@ export async function serve(argv: string[]): Promise<number> {
       onEpisodeClosed: (e, why) => recorder.record(e, why),
     });
     try {
-      grpc = await startGrpcServer({
+      fronts = await startFronts({
         stub,
-        address: grpcAddress,
-        credentials,
-        controlToken,
-        logger,
-        channelOptions: { "grpc.max_receive_message_length": maxMessageBytes },
+        grpc: { address: grpcAddress, credentials, controlToken, logger, channelOptions: { "grpc.max_receive_message_length": maxMessageBytes } },
+        ...(httpAddress
+          ? {
+              http: {
+                address: httpAddress,
+                log: (r) => logger.call(callRecordOf(r)),
+                maxBodyBytes: maxMessageBytes,
+                token: httpExposed ? controlToken : undefined,
+                processingComments: options["openrouter-comments"] === true,
+              },
+            }
+          : {}),
       });
     } catch (err) {
-      throw new ServeError(listenProblem(grpcAddress, "grpc", err));
+      if (err instanceof ListenError) throw new ServeError(listenProblem(err.address, err.front, err.error));
+      throw err;
     }
-    if (httpAddress) {
-      try {
-        http = await startHttpServer({ stub, address: httpAddress, log: (r) => logger.call(callRecordOf(r)), maxBodyBytes: maxMessageBytes, token: httpExposed ? controlToken : undefined, processingComments: options["openrouter-comments"] === true });
-      } catch (err) {
-        throw new ServeError(listenProblem(httpAddress, "http", err));
-      }
-    }
+    const { grpc, http } = fronts;
     say(`serving script ${JSON.stringify(script.name)} (${script.entryCount} ${script.entryCount === 1 ? "entry" : "entries"}, ${options["clock"]} clock)`, "serving script", {
       script: script.name,
       entries: script.entryCount,
       clock: options["clock"],
     });
-    say(`gRPC listening on ${grpc.address}${credentials ? " (TLS)" : ""}`, "gRPC listening", { address: grpc.address, ...addressFields(grpc.address), tls: Boolean(credentials) });
+    say(`gRPC listening on ${grpc!.address}${credentials ? " (TLS)" : ""}`, "gRPC listening", { address: grpc!.address, ...addressFields(grpc!.address), tls: Boolean(credentials) });
     if (http) say(`HTTP listening on http://${http.address}`, "HTTP listening", { url: `http://${http.address}`, address: http.address, ...addressFields(http.address) });
     if (idleTimeoutMs !== undefined) stopEviction = startIdleEviction(stub, idleTimeoutMs, logger);
     if (loopWarnMs > 0) stopLoopReport = startLoopReport(loopWarnMs, logger);
@@ -161,37 +161,17 @@ export async function serve(argv: string[]): Promise<number> {
     const signal = await stopSignal.received;
     stopEviction();
     stopLoopReport();
-    // Drain: orchestrators see NOT_SERVING at once, new calls are refused, calls in flight
-    // get the grace period; what is still running then is cut off (and recorded as such).
     logger.info("shutting down", { signal, in_flight: stub.inFlight(), grace_ms: graceMs });
-    grpc.health.set("NOT_SERVING");
-    // While calls finish, the files of the episodes about to be written are readied: what is
-    // left to do after the grace is then the least it can be (write-episode-file.ts).
-    recorder.prepare(stub.sessions().filter((s) => s.calls > 0 || s.running > 0).map((s) => s.name));
-    // Calls still running when the grace is over end with one status, written before the
-    // connections close (drain-then-cut-off.ts says why).
-    const { finished, leftMs, cutOff } = await drainThenCutOff(stub, graceMs, () =>
-      logger.warn("grace period over: cutting off calls in flight", { in_flight: stub.inFlight() }),
-    );
-    if (!finished) logger.info("calls cut off", { calls: cutOff, code: "UNAVAILABLE" });
-    // The rest of the grace lets finished calls' answers (and cut calls' statuses) reach their
-    // clients: closing gRPC at once could cut a response the transport is still writing.
-    await Promise.all([grpc.close(Math.max(leftMs, statusFlushMs)), http?.close(Math.max(leftMs, statusFlushMs))]);
-    await waitDrained(stub, 1000);
-    // Episodes closed by a reset are queued first, so each session's file ends with its last one.
-    await stub.closing();
     // A failed write is logged and counted by the recorder; shutdown goes on, and exits 1 below.
-    const writing = Date.now();
-    let written = 0;
-    for (const e of stub.episodes()) {
-      if (e.calls.length === 0) continue;
-      written++;
-      void recorder.record(e, "shutdown").catch(() => undefined);
-    }
-    await recorder.settled();
-    const failed = recorder.failures();
-    // How long the writes took: what an orchestrator's stop timeout must leave after the grace.
-    logger.info("stopped", { episodes_written: written - failed, write_ms: Date.now() - writing, ...(failed > 0 ? { failed_writes: failed } : {}) });
+    const { finished, cutOff, written, failed, writeMs } = await shutdownGracefully({
+      stub,
+      fronts,
+      recorder,
+      graceMs,
+      onGraceOver: () => logger.warn("grace period over: cutting off calls in flight", { in_flight: stub.inFlight() }),
+    });
+    if (!finished) logger.info("calls cut off", { calls: cutOff, code: "UNAVAILABLE" });
+    logger.info("stopped", { episodes_written: written - failed, write_ms: writeMs, ...(failed > 0 ? { failed_writes: failed } : {}) });
     logger.flush();
     if (failed > 0) {
       // Episodes were lost: a supervisor or CI job must not take this run for a clean one.
@@ -206,7 +186,7 @@ export async function serve(argv: string[]): Promise<number> {
     stopEviction();
     stopLoopReport();
     stopSignal.release();
-    await Promise.all([grpc?.close(0), http?.close(0)]);
+    await fronts?.close(0);
     if (err instanceof ServeError || err instanceof UsageError) {
       fail(err.message, { exit_code: 2 });
       return 2;

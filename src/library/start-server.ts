@@ -3,21 +3,20 @@ import type { CompiledScript } from "../script/compiled-script.js";
 import { createStub } from "../engine/create-stub.js";
 import { defaultScript } from "../script/default-script.js";
 import { isLoopbackHost } from "../grpc/is-loopback-host.js";
-import type { RunningGrpcServer } from "../grpc/start-grpc-server.js";
-import type { RunningHttpServer } from "../http/start-http-server.js";
 import { createLogger, type LogFormat, type LogLevel } from "../log/create-logger.js";
 import { createInProcessPort } from "../port/in-process-port.js";
 import type { Recorder } from "../episode-files/create-recorder.js";
 import { acceptRequestInit, type ModelPort } from "./model-port.js";
 import { compileFile, compileSource, type ScriptSource } from "./script-source.js";
 import { createStubControl, type StubControl } from "./stub-control.js";
-import { waitDrained } from "../engine/wait-drained.js";
-import { drainThenCutOff, statusFlushMs } from "../engine/drain-then-cut-off.js";
+import { ListenError, startFronts } from "../server/start-fronts.js";
+import { shutdownGracefully } from "../server/shutdown-gracefully.js";
 
 // gRPC (grpc-js and the services), the HTTP front and the episode files are imported when a
 // server uses them, not when `modelstub` is imported: a test file that only calls
 // loadScript() or the in-process port (`grpc: false`) never loads grpc-js (docs/library.md,
-// "What loads when"). Each import() is its own chunk of the library bundle (rolldown.config.mjs).
+// "What loads when"). Each import() is its own chunk of the library bundle (rolldown.config.mjs);
+// startFronts imports the fronts the same way.
 const loadGrpcServer = () => import("../grpc/start-grpc-server.js");
 const loadGrpcPort = () => import("../port/grpc-port.js");
 const loadHttpServer = () => import("../http/start-http-server.js");
@@ -161,52 +160,26 @@ export async function startServer(options: StartServerOptions = {}): Promise<Stu
     ...(options.replayMode !== undefined ? { replayMode: options.replayMode } : {}),
     onEpisodeClosed: (e, why) => recorder.record(e, why),
   });
-  let grpc: RunningGrpcServer | undefined;
-  if (grpcAddress !== undefined) {
-    try {
-      grpc = await grpcServer!.startGrpcServer({
-        stub,
-        address: grpcAddress,
-        controlToken: token,
-        logger,
-        channelOptions: { "grpc.max_receive_message_length": maxMessageBytes },
-      });
-    } catch (err) {
-      // Say which address: a busy port is refused before grpc-js binds (refuse-busy-port.ts).
-      throw new Error(`startServer: cannot listen on ${grpcAddress}: ${(err as Error).message}`, { cause: err });
-    }
-  }
-  let http: RunningHttpServer | undefined;
-  if (options.http !== undefined) {
-    try {
-      const { startHttpServer, parseHttpAddress } = httpServer!;
-      const { callRecordOf } = await import("../http/http-log.js");
-      const exposed = !isLoopbackHost(parseHttpAddress(options.http).host);
-      http = await startHttpServer({ stub, address: options.http, log: (r) => logger.call(callRecordOf(r)), maxBodyBytes: maxMessageBytes, token: exposed ? token : undefined });
-    } catch (err) {
-      await grpc?.close(0);
-      throw new Error(`startServer: cannot listen on ${options.http}: ${(err as Error).message}`, { cause: err });
-    }
-  }
+  const callRecordOf = options.http !== undefined ? (await import("../http/http-log.js")).callRecordOf : undefined;
+  const fronts = await startFronts({
+    stub,
+    ...(grpcAddress !== undefined ? { grpc: { address: grpcAddress, controlToken: token, logger, channelOptions: { "grpc.max_receive_message_length": maxMessageBytes } } } : {}),
+    ...(options.http !== undefined
+      ? { http: { address: options.http, log: (r) => logger.call(callRecordOf!(r)), maxBodyBytes: maxMessageBytes, token: isLoopbackHost(httpServer!.parseHttpAddress(options.http).host) ? undefined : token } }
+      : {}),
+  }).catch((err: unknown) => {
+    // Say which address: a busy port is refused before grpc-js binds (refuse-busy-port.ts).
+    if (err instanceof ListenError) throw new Error(`startServer: ${err.message}`, { cause: err.error });
+    throw err;
+  });
+  const { grpc, http } = fronts;
 
   const clients = new Set<ModelPort>();
   let closing: Promise<void> | undefined;
   const shutdown = async (graceMs: number): Promise<void> => {
-    // The order of `modelstub serve`'s shutdown: health says NOT_SERVING, new calls are
-    // refused, calls in flight get the grace period, then the episodes are written.
-    grpc?.health.set("NOT_SERVING");
-    recorder.prepare(stub.sessions().filter((s) => s.calls > 0 || s.running > 0).map((s) => s.name));
-    const { leftMs } = await drainThenCutOff(stub, graceMs);
-    // The rest of the grace lets finished calls' answers and cut calls' statuses reach their clients (see serve.ts).
-    await Promise.all([grpc?.close(Math.max(leftMs, statusFlushMs)), http?.close(Math.max(leftMs, statusFlushMs))]);
-    for (const c of clients) c.close();
-    await waitDrained(stub, 1000);
-    // Episodes closed by a reset are queued first, so each session's file ends with its last one.
-    await stub.closing();
-    for (const e of stub.episodes()) if (e.calls.length > 0) void recorder.record(e, "shutdown").catch(() => undefined);
-    await recorder.settled();
+    // `modelstub serve`'s shutdown; the ports from client() close with the fronts.
+    const { failed } = await shutdownGracefully({ stub, fronts, recorder, graceMs, afterFrontsClosed: () => clients.forEach((c) => c.close()) });
     logger.flush();
-    const failed = recorder.failures();
     if (failed > 0) throw new Error(`modelstub: ${failed} episode${failed === 1 ? "" : "s"} could not be written to ${options.recordDir} (see the "cannot record episode" lines on stderr)`);
   };
 

@@ -1,7 +1,6 @@
 import { createRealClock, createVirtualClock } from "../engine/clock.js";
 import { createStub } from "../engine/create-stub.js";
-import { startGrpcServer } from "../grpc/start-grpc-server.js";
-import { startHttpServer } from "../http/start-http-server.js";
+import { startFronts } from "../server/start-fronts.js";
 import { createLogger } from "../log/create-logger.js";
 import type { CompiledScript } from "../script/compiled-script.js";
 
@@ -21,19 +20,10 @@ export interface MatrixServer {
 export async function serveScript(script: CompiledScript, clock: "real" | "virtual" = "real"): Promise<MatrixServer> {
   const logger = createLogger({ level: "silent", format: "text" });
   const stub = createStub({ script, clock: clock === "virtual" ? createVirtualClock() : createRealClock() });
-  const grpc = await startGrpcServer({ stub, address: "127.0.0.1:0", logger });
-  let http;
-  try {
-    http = await startHttpServer({ stub, address: "127.0.0.1:0" });
-  } catch (err) {
-    await grpc.close(0);
-    throw err;
-  }
+  const fronts = await startFronts({ stub, grpc: { address: "127.0.0.1:0", logger }, http: { address: "127.0.0.1:0" } });
   return {
-    grpcAddress: grpc.address,
-    httpUrl: `http://${http.address}`,
-    async close() {
-      await Promise.all([grpc.close(1000), http.close(1000)]);
-    },
+    grpcAddress: fronts.grpc!.address,
+    httpUrl: `http://${fronts.http!.address}`,
+    close: () => fronts.close(1000),
   };
 }

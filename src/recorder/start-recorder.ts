@@ -3,8 +3,7 @@ import { basename, dirname, join } from "node:path";
 import { createVirtualClock } from "../engine/clock.js";
 import { createStub } from "../engine/create-stub.js";
 import { waitDrained } from "../engine/wait-drained.js";
-import { startGrpcServer, type RunningGrpcServer } from "../grpc/start-grpc-server.js";
-import { startHttpServer, type RunningHttpServer } from "../http/start-http-server.js";
+import { startFronts } from "../server/start-fronts.js";
 import { oversizeProblem, writeScriptFile } from "../script/write-script-file.js";
 import { writeScript } from "../script/write-script.js";
 import { noRedaction, type Redaction } from "./redact.js";
@@ -12,7 +11,6 @@ import { createRecordingStub, listingScript, type Recording } from "./recording-
 import type { Upstream } from "./upstream.js";
 import type { MatchKind } from "../script/request-match-of.js";
 import type { PriorScript } from "./prior-script.js";
-import { errorText } from "../shared/status-error.js";
 
 /** Options of a recorder: where it listens, what it forwards to, and how it writes. */
 export interface RecorderOptions {
@@ -59,17 +57,6 @@ export interface RunningRecorder {
    * UNAVAILABLE ("modelstub record is shutting down").
    */
   close(graceMs?: number): Promise<void>;
-}
-
-/** A front that could not listen (a busy port, a bad address): which, where, and the listener's error. */
-export class RecorderListenError extends Error {
-  constructor(
-    readonly front: "grpc" | "http",
-    readonly address: string,
-    readonly error: unknown,
-  ) {
-    super(`cannot listen on ${address}: ${errorText(error)}`);
-  }
 }
 
 /** How long the fronts get, after a shutdown cut off the calls still waiting for the upstream, to send those calls their answers. */
@@ -135,18 +122,10 @@ export async function startRecorder(options: RecorderOptions): Promise<RunningRe
     onRecorded: () => void write(),
   });
   const grpcAddress = options.grpc ?? "127.0.0.1:0";
-  const grpc: RunningGrpcServer = await startGrpcServer({ stub, address: grpcAddress, reflection: true }).catch((err: unknown) => {
-    throw new RecorderListenError("grpc", grpcAddress, err);
-  });
-  let http: RunningHttpServer | undefined;
-  if (options.http !== undefined) {
-    try {
-      http = await startHttpServer({ stub, address: options.http, log: () => {} });
-    } catch (err) {
-      await grpc.close(0);
-      throw new RecorderListenError("http", options.http, err);
-    }
-  }
+  // A front that cannot listen rejects with a ListenError (server/start-fronts.ts), nothing left listening.
+  const fronts = await startFronts({ stub, grpc: { address: grpcAddress, reflection: true }, ...(options.http !== undefined ? { http: { address: options.http, log: () => {} } } : {}) });
+  const grpc = fronts.grpc!;
+  const { http } = fronts;
   let closing: Promise<void> | undefined;
   return {
     grpcAddress: grpc.address,

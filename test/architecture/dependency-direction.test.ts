@@ -22,11 +22,13 @@ const layers: Record<string, string[]> = {
   grpc: ["shared", "script", "engine", "log", "wire"],
   http: ["shared", "script", "engine", "log"],
   port: ["shared", "engine", "grpc"],
-  recorder: ["shared", "script", "engine", "log", "grpc", "http", "port"],
+  // One server's start (the fronts over a stub) and graceful stop, composed by every face that serves.
+  server: ["shared", "engine", "episode-files", "grpc", "http"],
+  recorder: ["shared", "script", "engine", "log", "grpc", "http", "port", "server"],
   // The crash-matrix runner (matrix run): a harness over ControlService, used by both faces.
-  matrix: ["shared", "script", "engine", "log", "grpc", "http", "port"],
-  cli: ["shared", "script", "engine", "log", "episode-files", "grpc", "http", "port", "recorder", "matrix"],
-  library: ["shared", "script", "engine", "log", "episode-files", "grpc", "http", "port", "matrix"],
+  matrix: ["shared", "script", "engine", "log", "grpc", "http", "port", "server"],
+  cli: ["shared", "script", "engine", "log", "episode-files", "grpc", "http", "port", "server", "recorder", "matrix"],
+  library: ["shared", "script", "engine", "log", "episode-files", "grpc", "http", "port", "server", "matrix"],
   "index.ts": ["shared", "script", "engine", "port", "library", "matrix"],
 };
 
