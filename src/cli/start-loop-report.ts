@@ -34,16 +34,27 @@ export interface LoopPeriod {
  * script compile in its worker is not counted; elsewhere the whole process (threadCpuClock).
  * Busy with many short callbacks, a gap is one tick's worth (about 10 ms) and the callbacks
  * running when it came due. `take()` gives the longest gap since the last take, and the time the
- * thread waited for a core meanwhile.
+ * thread waited for a core meanwhile; and, in wall time, how late a tick came at most
+ * (`longestLateMs`), take()'s own reading included: a stall that ends just before take() is
+ * counted in that take (monitorEventLoopDelay loses it: its reset() drops the lateness its timer
+ * has not recorded yet, so a stall the period's report ran right after went unreported).
  */
-export function startLoopCpuMeter(clock: ThreadCpuClock = threadCpuClock()): { take(): { longestCpuMs: number; noCoreMs: number | undefined }; stop(): void } {
+export function startLoopCpuMeter(clock: ThreadCpuClock = threadCpuClock()): {
+  take(): { longestCpuMs: number; longestLateMs: number; noCoreMs: number | undefined };
+  stop(): void;
+} {
   let last = clock.read();
+  let lastWall = performance.now();
   let periodStart = last;
   let longest = 0;
+  let longestLate = 0;
   const tick = () => {
     const now = clock.read();
+    const wall = performance.now();
     longest = Math.max(longest, now.cpuMs - last.cpuMs);
+    longestLate = Math.max(longestLate, wall - lastWall - loopCpuTickMs);
     last = now;
+    lastWall = wall;
   };
   const timer = setInterval(tick, loopCpuTickMs);
   timer.unref();
@@ -52,9 +63,11 @@ export function startLoopCpuMeter(clock: ThreadCpuClock = threadCpuClock()): { t
       tick();
       const noCoreMs = last.waitMs === undefined || periodStart.waitMs === undefined ? undefined : last.waitMs - periodStart.waitMs;
       const longestCpuMs = longest;
+      const longestLateMs = Math.max(0, longestLate);
       longest = 0;
+      longestLate = 0;
       periodStart = last;
-      return { longestCpuMs, noCoreMs };
+      return { longestCpuMs, longestLateMs, noCoreMs };
     },
     stop: () => {
       clearInterval(timer);
@@ -86,10 +99,11 @@ export function startLoopReport(thresholdMs: number, logger: Logger): () => void
   });
   gc.observe({ entryTypes: ["gc"] });
   const timer = setInterval(() => {
-    // Nanoseconds; 0 when the period sampled nothing (the histogram starts empty).
-    const longestMs = Math.round(delay.max / 1e6);
+    // Nanoseconds; 0 when the period sampled nothing (the histogram starts empty). The meter's
+    // lateness catches the stall the histogram's timer had not recorded before reset() dropped it.
+    const { longestCpuMs, longestLateMs, noCoreMs } = cpu.take();
+    const longestMs = Math.round(Math.max(delay.max / 1e6, longestLateMs));
     delay.reset();
-    const { longestCpuMs, noCoreMs } = cpu.take();
     const gcMs = longestGcMs;
     longestGcMs = 0;
     if (longestMs < thresholdMs && longestCpuMs < thresholdMs) return;

@@ -54,6 +54,21 @@ describe("the loop's CPU meter", () => {
     }
   });
 
+  it("counts a stall that ends just before the take in that take's wall lateness, as a stopped process's", async () => {
+    const meter = startLoopCpuMeter();
+    try {
+      await nextTick();
+      meter.take();
+      // The loop held 120 ms of wall time (here by work; a SIGSTOP holds it the same way), then
+      // taken at once, before any timer of the loop could run.
+      const end = performance.now() + 120;
+      while (performance.now() < end);
+      expect(meter.take().longestLateMs).toBeGreaterThanOrEqual(100);
+    } finally {
+      meter.stop();
+    }
+  });
+
   it("reads this thread's own CPU time on Linux, with the time it waited for a core", () => {
     const clock = threadCpuClock();
     try {
