@@ -3,10 +3,11 @@ import type { Stub } from "../engine/create-stub.js";
 import { Code } from "../shared/status-code.js";
 import { anthropicErrorOf, anthropicErrorShape } from "./anthropic-error.js";
 import { messageBody, MessageStreamWriter, messageStopEvent, sseEvent } from "./anthropic-wire.js";
-import { answerCall, refused, type CallTarget } from "./answer-call.js";
+import { refused } from "./answer-call.js";
 import { requestIdOf, type Dialect } from "./dialect.js";
 import { badRequestError } from "./http-error.js";
 import type { HttpRequestLog } from "./http-log.js";
+import type { HttpDialect } from "./http-dialect.js";
 import { parseAnthropicRequest, parseCountTokensRequest } from "./parse-anthropic-request.js";
 import { sendError, sendJson } from "./send.js";
 import { countRequestTokens } from "../shared/count-tokens.js";
@@ -15,7 +16,7 @@ import { countRequestTokens } from "../shared/count-tokens.js";
 export { anthropicErrorShape } from "./anthropic-error.js";
 
 /** Anthropic Messages on the wire. */
-const messagesDialect: Dialect = {
+const messagesWire: Dialect = {
   errorOf: anthropicErrorOf,
   // The SDKs read it as the answer's `_request_id`; derived from the response id, so the same every run.
   headers: (id) => [["request-id", requestIdOf(id)]],
@@ -35,18 +36,16 @@ const messagesDialect: Dialect = {
 /**
  * `POST /v1/messages`: one model call on the stub, answered as Anthropic's Messages API does,
  * unary or as server-sent events, and recorded in the same episode as the same call over chat
- * completions or gRPC. Resolves with the log fields once the answer has ended; never rejects
- * (a parser bug rejects, and the server answers 500).
+ * completions or gRPC.
  */
-export async function anthropicMessages(stub: Stub, res: ServerResponse, body: string, target: CallTarget): Promise<Partial<HttpRequestLog>> {
-  const parsed = parseAnthropicRequest(body);
-  if ("error" in parsed) {
-    sendError(res, badRequestError(parsed.error, anthropicErrorShape));
-    return { status: 400, ...refused(Code.INVALID_ARGUMENT, parsed.error.message) };
-  }
-  const { request, stream } = parsed.value;
-  return answerCall(stub, res, { request, stream }, target, messagesDialect);
-}
+export const anthropicMessages: HttpDialect = {
+  shape: anthropicErrorShape,
+  read(body) {
+    const parsed = parseAnthropicRequest(body);
+    if ("error" in parsed) return parsed;
+    return { value: { ...parsed.value, wire: messagesWire } };
+  },
+};
 
 /**
  * `POST /v1/messages/count_tokens` (Claude Code calls it before its turns): `{input_tokens}`, the

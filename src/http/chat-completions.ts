@@ -1,16 +1,8 @@
-import type { ServerResponse } from "node:http";
-import type { Stub } from "../engine/create-stub.js";
-import { Code } from "../shared/status-code.js";
-import { answerCall, refused, type CallTarget } from "./answer-call.js";
 import { requestIdOf, type Dialect } from "./dialect.js";
-import { badRequestError, httpErrorOf } from "./http-error.js";
-import type { HttpRequestLog } from "./http-log.js";
+import { httpErrorOf, openAiErrorShape } from "./http-error.js";
+import type { HttpDialect } from "./http-dialect.js";
 import { ChunkWriter, completionBody, completionId, doneEvent, event } from "./openai-wire.js";
 import { parseChatRequest } from "./parse-chat-request.js";
-import { sendError } from "./send.js";
-
-/** Who a chat request is for: session and step from the x-modelstub-* headers. */
-export type ChatTarget = CallTarget;
 
 /** OpenRouter's keep-alive: an SSE comment, which every SSE parser must skip. */
 const processingComment = ": OPENROUTER PROCESSING\n\n";
@@ -51,17 +43,14 @@ function chatDialect(includeUsage: boolean, comments: boolean): Dialect {
 
 /**
  * `POST /v1/chat/completions`: one model call on the stub, answered as OpenAI does, unary or as
- * server-sent events. Resolves with the log fields once the answer has ended; never rejects
- * (a parser bug rejects, and the server answers 500).
+ * server-sent events.
  */
-export async function chatCompletions(stub: Stub, res: ServerResponse, body: string, target: ChatTarget): Promise<Partial<HttpRequestLog>> {
-  // Parsed here, so the body's text (escapes and all, up to --max-message-bytes) is not held by
-  // a call that waits on a slow reader.
-  const parsed = parseChatRequest(body);
-  if ("error" in parsed) {
-    sendError(res, badRequestError(parsed.error));
-    return { status: 400, ...refused(Code.INVALID_ARGUMENT, parsed.error.message) };
-  }
-  const { request, stream, includeUsage } = parsed.value;
-  return answerCall(stub, res, { request, stream }, target, chatDialect(includeUsage, target.processingComments === true));
-}
+export const chatCompletions: HttpDialect = {
+  shape: openAiErrorShape,
+  read(body, _stub, target) {
+    const parsed = parseChatRequest(body);
+    if ("error" in parsed) return parsed;
+    const { request, stream, includeUsage } = parsed.value;
+    return { value: { request, stream, wire: chatDialect(includeUsage, target.processingComments === true) } };
+  },
+};

@@ -1,16 +1,12 @@
-import type { ServerResponse } from "node:http";
 import type { Stub } from "../engine/create-stub.js";
-import { Code } from "../shared/status-code.js";
-import { answerCall, refused, type CallTarget } from "./answer-call.js";
 import { requestIdOf, type Dialect } from "./dialect.js";
-import { badRequestError, httpErrorOf } from "./http-error.js";
-import type { HttpRequestLog } from "./http-log.js";
+import { httpErrorOf, openAiErrorShape } from "./http-error.js";
+import type { HttpDialect } from "./http-dialect.js";
 import { parseResponsesRequest, type ResponseEcho } from "./parse-responses-request.js";
 import type { ItemLookup } from "./parse-responses-input.js";
 import { ResponsesEventWriter } from "./responses-stream.js";
 import { messageItemId, responseBody } from "./responses-wire.js";
 import { responseIdOf } from "../shared/call-ids.js";
-import { sendError } from "./send.js";
 
 /** The Responses API on the wire; `echo` is what each answer repeats of its request. */
 function responsesDialect(echo: ResponseEcho): Dialect {
@@ -42,16 +38,13 @@ function itemsOf(stub: Stub, session: string): ItemLookup {
 /**
  * `POST /v1/responses` (also `/responses`): one model call on the stub, answered as OpenAI's
  * Responses API does, a `response` object or its server-sent events with `"stream": true`.
- * Resolves with the log fields once the answer has ended; never rejects (a parser bug rejects,
- * and the server answers 500).
  */
-export async function responses(stub: Stub, res: ServerResponse, body: string, target: CallTarget): Promise<Partial<HttpRequestLog>> {
-  // Parsed here, so the body's text is not held by a call that waits on a slow reader.
-  const parsed = parseResponsesRequest(body, itemsOf(stub, target.session));
-  if ("error" in parsed) {
-    sendError(res, badRequestError(parsed.error));
-    return { status: 400, ...refused(Code.INVALID_ARGUMENT, parsed.error.message) };
-  }
-  const { request, stream, echo } = parsed.value;
-  return answerCall(stub, res, { request, stream }, target, responsesDialect(echo));
-}
+export const responses: HttpDialect = {
+  shape: openAiErrorShape,
+  read(body, stub, target) {
+    const parsed = parseResponsesRequest(body, itemsOf(stub, target.session));
+    if ("error" in parsed) return parsed;
+    const { request, stream, echo } = parsed.value;
+    return { value: { request, stream, wire: responsesDialect(echo) } };
+  },
+};

@@ -7,6 +7,8 @@ import { heavyRequestBytes, heavyTurn } from "../shared/heavy-turns.js";
 import { anthropicCountTokens, anthropicErrorShape, anthropicMessages } from "./anthropic-messages.js";
 import { refused, type CallTarget } from "./answer-call.js";
 import { chatCompletions } from "./chat-completions.js";
+import { answerDialect, type HttpDialect } from "./http-dialect.js";
+import { readBody, textOf } from "./read-body.js";
 import { frontError, openAiErrorShape, type ErrorShape, type HttpError } from "./http-error.js";
 import { responses } from "./responses.js";
 import { bodyDigest, retryCountOf, type DroppedRequests } from "./dropped-requests.js";
@@ -27,9 +29,14 @@ interface ModelRoute {
   shape: ErrorShape;
 }
 
-const chatRoute: ModelRoute = { handle: chatCompletions, shape: openAiErrorShape };
-const responsesRoute: ModelRoute = { handle: responses, shape: openAiErrorShape };
-const messagesRoute: ModelRoute = { handle: anthropicMessages, shape: anthropicErrorShape };
+/** A dialect's model call as a route. */
+function dialectRoute(d: HttpDialect): ModelRoute {
+  return { handle: (stub, res, body, target) => answerDialect(d, stub, res, body, target), shape: d.shape };
+}
+
+const chatRoute = dialectRoute(chatCompletions);
+const responsesRoute = dialectRoute(responses);
+const messagesRoute = dialectRoute(anthropicMessages);
 const countTokensRoute: ModelRoute = { handle: anthropicCountTokens, shape: anthropicErrorShape };
 
 /**
@@ -119,49 +126,6 @@ export function unauthorized(req: IncomingMessage, token: string | undefined, sh
 export function headerText(req: IncomingMessage, name: string): string {
   const v = req.headers[name];
   return (Array.isArray(v) ? v[0] : v) ?? "";
-}
-
-/**
- * Reads the body as UTF-8 text; "too large" past the limit (reading stops there), undefined
- * when the client went away. Listeners, not
- * `for await`: the async iterator cost a promise and a generator step per chunk, about 5% of a
- * request's CPU in the bench profile, and most bodies are one chunk.
- */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer[] | "too large" | undefined> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const finish = (value: Buffer[] | "too large" | undefined) => {
-      req.off("data", onData);
-      req.off("end", onEnd);
-      req.off("error", onGone);
-      req.off("close", onGone);
-      resolve(value);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        // Nothing more is read: the 413 goes out with `connection: close`, and Node closes the
-        // socket behind it, unread bytes and all.
-        req.pause();
-        finish("too large");
-      } else chunks.push(chunk);
-    };
-    // The chunks as they came: joining and decoding MBs waits for the request's heavy turn.
-    const onEnd = () => finish(chunks);
-    // 'close' before 'end': the client went away mid-body.
-    const onGone = () => finish(undefined);
-    req.on("data", onData);
-    req.on("end", onEnd);
-    req.on("error", onGone);
-    req.on("close", onGone);
-  });
-}
-
-/** A body's text, from the chunks readBody gathered. */
-function textOf(chunks: Buffer[]): string {
-  if (chunks.length === 0) return "";
-  return (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString("utf8");
 }
 
 /** Answers a request refused before routing; resolves with its log fields. */
