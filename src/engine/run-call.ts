@@ -17,6 +17,7 @@ import type { Session } from "./session.js";
 import { Code } from "../shared/status-code.js";
 import type { CallEvent } from "./call-event.js";
 import { CallContext } from "./call-context.js";
+import { heavyRequestBytes, heavyTurn, messageChars } from "../shared/heavy-turns.js";
 
 /** Calls the observers of a finished call; returns what the first one that failed threw. */
 function notify(log: CallLog, hooks: readonly (((log: CallLog) => void) | undefined)[]): { error: unknown } | undefined {
@@ -43,6 +44,12 @@ export async function runCall(session: Session, clock: Clock, input: CallInput, 
   const c = new CallContext(session, clock, input, replayMode);
   const ran = await endingOf(c, onEvent);
   const endMs = c.end();
+  // Recording a call of MBs (its request and reply encoded into the episode) takes about a ms
+  // per MB: 64 stalled readers of a 960 KB echo, let go at once, all ended in one turn of the
+  // loop and held it 40-80 ms recording. Such a call is recorded on its own heavy turn, as it was
+  // read and run; the episode's bytes are the same (a call's slot is its sequence, its times
+  // the declared clock's), and its client is answered after the record, as before.
+  if (recordedChars(c.input.request, ran) >= heavyRequestBytes) await heavyTurn();
   const ending = recordCall(c, ran, endMs, onCall);
   onEvent?.({ ...c.event("ended"), endMs, outcome: ending.outcome, code: ending.status?.code ?? 0, entry: c.entryRef });
   return ending.result;
@@ -93,6 +100,12 @@ function endingOfThrow(x: Execution, err: unknown): Ending {
   } catch {
     return statusEnding(internalStatus(err));
   }
+}
+
+/** Characters of text a call's record carries: its request's messages, and its reply's text and tool arguments. */
+function recordedChars(request: CallInput["request"], ran: Ending): number {
+  const reply = ran.response?.message;
+  return messageChars(request) + (reply ? messageChars({ messages: [reply] }) : 0);
 }
 
 /**

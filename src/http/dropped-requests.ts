@@ -38,29 +38,30 @@ export class DroppedRequests {
 /** A request body's digest, computed when first asked for. */
 export type BodyDigest = () => string;
 
-function hash(text: string): string {
-  return createHash("sha256").update(text).digest("base64");
-}
-
 /**
- * The digest of `body`, when asked for. A body up to 64 KiB is held by the call until then (most
- * calls never ask); a larger one is hashed now, so a call that waits does not hold megabytes.
- * Each closure is made in a function of its own: closures made in one function share its scope,
- * and the hashed digest's closure kept the whole body (4.7 MB of a 960 KB echo of control
- * characters, escaped) alive for as long as its call waited on a stalled reader.
+ * A body's digest (SHA-256 of its bytes, base64): `known` when it was hashed as it was read (a
+ * body of more than 64 KiB: read-body.ts), else `later`, hashed when first asked for (most calls
+ * never ask), the chunks held by the call until then. Each closure is made in a function of its
+ * own: closures made in one function share its scope, and a hashed digest's closure once kept the
+ * whole body (4.7 MB of a 960 KB echo of control characters, escaped) alive for as long as its
+ * call waited on a stalled reader.
  */
-export function bodyDigest(body: string): BodyDigest {
-  return body.length > 65_536 ? known(hash(body)) : later(body);
-}
-
-function known(digest: string): BodyDigest {
-  return () => digest;
-}
-
-function later(body: string): BodyDigest {
-  let d: string | undefined;
-  return () => (d ??= hash(body));
-}
+export const bodyDigest = {
+  known(digest: string): BodyDigest {
+    return () => digest;
+  },
+  later(chunks: readonly Buffer[]): BodyDigest {
+    let d: string | undefined;
+    return () => {
+      if (d === undefined) {
+        const h = createHash("sha256");
+        for (const c of chunks) h.update(c);
+        d = h.digest("base64");
+      }
+      return d;
+    };
+  },
+};
 
 /** The retry count a Stainless-generated SDK sends (`x-stainless-retry-count`); 0 when absent or not a number. */
 export function retryCountOf(header: string): number {

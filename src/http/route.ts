@@ -11,7 +11,7 @@ import { answerDialect, type HttpDialect } from "./http-dialect.js";
 import { readBody, textOf } from "./read-body.js";
 import { frontError, openAiErrorShape, type ErrorShape, type HttpError } from "./http-error.js";
 import { responses } from "./responses.js";
-import { bodyDigest, retryCountOf, type DroppedRequests } from "./dropped-requests.js";
+import { retryCountOf, type DroppedRequests } from "./dropped-requests.js";
 import type { HttpRequestLog } from "./http-log.js";
 import { catalogModelList, declaredModels, openAiModel, openAiModelList } from "./model-lists.js";
 import { sendError, sendJson } from "./send.js";
@@ -161,28 +161,27 @@ export async function route(stub: Stub, { req, res, url, session, step, drops, p
   const model = modelRoutes.get(path);
   if (model) {
     if (req.method !== "POST") return wrongMethod(res, "POST", model.shape);
-    const chunks = await readBody(req, maxBody);
-    if (chunks === undefined) return { status: 499 };
-    if (chunks === "too large") {
+    const read = await readBody(req, maxBody);
+    if (read === undefined) return { status: 499 };
+    if (read === "too large") {
       const message = `the request body is larger than ${maxBody} bytes`;
       sendError(res, frontError(413, message, "request_too_large", [["connection", "close"]], model.shape));
       return { status: 413, ...refused(Code.RESOURCE_EXHAUSTED, message) };
     }
-    // Decoding and hashing a body of MBs, then scanning and parsing it, are synchronous runs of
-    // 5-20 ms each: each waits for its own heavy turn (running the call is a third, answer-call.ts).
-    // A client that went away meanwhile: nothing runs, and no episode has it.
-    const heavy = chunks.reduce((n, c) => n + c.length, 0) >= heavyRequestBytes;
+    // Decoding a body of MBs, then scanning and parsing it, are synchronous runs of 5-20 ms each:
+    // each waits for its own heavy turn (running the call is a third, answer-call.ts). A client
+    // that went away meanwhile: nothing runs, and no episode has it.
+    const heavy = read.size >= heavyRequestBytes;
     if (heavy) {
       await heavyTurn();
       if (req.socket.destroyed) return { status: 499 };
     }
-    const body = textOf(chunks);
-    const digest = bodyDigest(body);
+    const body = textOf(read.chunks);
     if (heavy) {
       await heavyTurn();
       if (req.socket.destroyed) return { status: 499 };
     }
-    return model.handle(stub, res, body, { session, step, drops: { tracker: drops, body: digest, retryCount: retryCountOf(headerText(req, "x-stainless-retry-count")) }, processingComments });
+    return model.handle(stub, res, body, { session, step, drops: { tracker: drops, body: read.digest, retryCount: retryCountOf(headerText(req, "x-stainless-retry-count")) }, processingComments });
   }
   const script = stub.scriptOf(session);
   if (path === "/v1/models" || path === "/models") {

@@ -6,7 +6,10 @@ import { createControlClient, type ControlClient } from "../../src/port/control-
 /*
  * WatchSession (issue 30): a harness learns that a call has arrived, and how it ended, from a
  * stream of events instead of polling ListSessions; and VerifySession says when a fault plan's
- * rule never struck.
+ * rule never struck. Its occurrences count a step's calls as a fault plan's `at: {step,
+ * occurrence}` does: `occurrence` every call, retries included (`count: all`), and
+ * `clean_occurrence` the clean run's call a call stands for (`count: clean`), so a harness can
+ * tell which call of a plan an event is, with either counting.
  */
 
 const script = `
@@ -87,6 +90,60 @@ describe("WatchSession", () => {
     await other.close();
     await expect(watch.closed).resolves.toBeUndefined();
     client.close();
+  });
+});
+
+/** The calls of `session` made by `run`, from their CALL_ENDED events: [step, occurrence, clean occurrence, rule]. */
+async function endedDuring(session: string, plan: string | undefined, run: () => Promise<void>, calls: number): Promise<unknown[][]> {
+  const c = collector(calls);
+  const watch = await control.watchSession(session, (e) => e.kind === WatchEventKind.CALL_ENDED && c.onEvent(e));
+  if (plan !== undefined) await control.call("SetFaultPlan", { session, plan });
+  await run();
+  await c.done;
+  watch.close();
+  return c.events.map((e) => [e.stepId, e.occurrence, e.cleanOccurrence, e.fault?.rule ?? null]);
+}
+
+describe("WatchSession's occurrences", () => {
+  it("count every call as `occurrence`, and the clean run's call a retry stands for as `clean_occurrence`, as the plan's rules do", async () => {
+    const plan = ["rules:", "  - at: { step: plan, occurrence: 1 }", "    error: { code: UNAVAILABLE }", "  - at: { step: plan, occurrence: 2, count: clean }", "    timeout: true"].join("\n");
+    const got = await endedDuring(
+      "o1",
+      plan,
+      async () => {
+        await expect(ask("o1", "plan")).rejects.toMatchObject({ code: Code.UNAVAILABLE });
+        await ask("o1", "plan"); // the retry: the clean run's 1st call of plan, the 2nd call made
+        await expect(ask("o1", "plan")).rejects.toMatchObject({ code: Code.DEADLINE_EXCEEDED });
+        await ask("o1", "plan");
+        await ask("o1", "act");
+      },
+      5,
+    );
+    expect(got).toEqual([
+      ["plan", 1, 1, "rules[0]"],
+      ["plan", 2, 1, null],
+      ["plan", 3, 2, "rules[1]"], // struck where count: clean says the clean run's 2nd call is
+      ["plan", 4, 2, null],
+      ["act", 1, 1, null],
+    ]);
+  });
+
+  it("are equal without a plan, and 0 for a call refused before the plan saw it", async () => {
+    const got = await endedDuring(
+      "o2",
+      undefined,
+      async () => {
+        await ask("o2", "plan");
+        await expect(server.client().generate({ stepId: "act", messages: [{ role: Role.USER, content: "go" }] }, { session: "o2", step: "plan" })).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT });
+        await ask("o2", "plan");
+      },
+      3,
+    );
+    expect(got).toEqual([
+      ["plan", 1, 1, null],
+      ["act", 0, 0, null],
+      ["plan", 2, 2, null],
+    ]);
   });
 });
 
