@@ -75,7 +75,7 @@ class Server:
         cmd = ["node", f"{root}/bin/modelstub.js", "serve", "--script", script, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--log-format", "json"]
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, env=env)
         self.grpc = self.base = None
-        for _ in range(200):  # a bound on the start, not a timing the checks depend on
+        for _ in range(1200):  # 60 s: a bound on a start on a loaded machine, not a timing the checks depend on
             for rec in self.records():
                 if rec.get("msg") == "gRPC listening":
                     self.grpc = rec["address"]
