@@ -3,6 +3,9 @@
 # python/requirements-dialects.txt, installed into .cache/interop/venv-dialects) runs a tool loop
 # unary and streaming, and meets a retried 429, 529 overloaded_error, a 400 and a mid-stream error
 # (python/anthropic_loop.py) against `modelstub serve --http` with dialects.yaml on the virtual clock.
+# Then the client matrix (python/clients.py, same venv): openai (chat and Responses), anthropic,
+# langchain-openai, langchain-anthropic and openai-agents on their default paths, each a tool loop
+# unary and streamed against a fresh server of its own serving clients.yaml.
 #
 #   test/interop/dialects.sh      (builds dist/ first: npm run build, under a lock)
 #
@@ -43,7 +46,7 @@ MODELSTUB_CLOCK=virtual node "$ROOT/bin/modelstub.js" serve --script "$HERE/dial
 SERVER_PID=$!
 BASE=""
 for _ in $(seq 100); do
-  BASE="$(sed -n -e 's/^modelstub: HTTP listening on //p' -e 's/^{"level":"info","msg":"HTTP listening","url":"\([^"]*\)".*/\1/p' "$WORK/server.log")"
+  BASE="$(sed -n -e 's/^modelstub: HTTP listening on //p' -e 's/^{"level":"info","msg":"HTTP listening","url":"\([^"]*\)".*/\1/p' "$WORK/server.log" 2>/dev/null)"
   [ -n "$BASE" ] && break
   kill -0 "$SERVER_PID" 2>/dev/null || break
   sleep 0.1
@@ -53,16 +56,25 @@ if [ -z "$BASE" ]; then
 fi
 ok "server listening on $BASE"
 
-"$VENV/bin/python" "$HERE/python/anthropic_loop.py" -base "$BASE" > "$WORK/py.txt" 2> "$WORK/py.err"
-rc=$?
-while IFS= read -r line; do
-  case "$line" in
-    "ok   "*) ok "python: ${line#ok   }" ;;
-    "FAIL "*) bad "python: ${line#FAIL }" ;;
-  esac
-done < "$WORK/py.txt"
-if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$WORK/py.txt"; then bad "python: anthropic_loop.py exited $rc"; indent < "$WORK/py.err"; fi
+# run_py LABEL SCRIPT ARGS...: a Python check script in the venv, its ok/FAIL lines counted here.
+run_py() {
+  local label="$1" script="$2" rc line; shift 2
+  "$VENV/bin/python" "$HERE/python/$script" "$@" > "$WORK/$label.txt" 2> "$WORK/$label.err"
+  rc=$?
+  while IFS= read -r line; do
+    case "$line" in
+      "ok   "*) ok "$label: ${line#ok   }" ;;
+      "FAIL "*) bad "$label: ${line#FAIL }" ;;
+    esac
+  done < "$WORK/$label.txt"
+  if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$WORK/$label.txt"; then bad "$label: $script exited $rc"; indent < "$WORK/$label.err"; fi
+}
+
+run_py python anthropic_loop.py -base "$BASE"
 stop_server
+
+# The client matrix: clients.py starts a server of its own for each client.
+run_py clients clients.py -root "$ROOT"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `npm run test:interop`: builds the interop clients (build.sh), then runs the scenario suite
 # (run.sh), docs/clients.md's client projects (snippets.sh), the grpcurl session (grpcurl.sh),
-# the fault-plan matrix in TypeScript and Python (faults.sh) and the Anthropic Python SDK against
-# the HTTP front (dialects.sh); each starts and stops its own servers. Ends with one "N passed, N failed" line; exits 1 on any failure or
+# the fault-plan matrix in TypeScript and Python (faults.sh) and the Python clients against the
+# HTTP front, the Anthropic SDK's failures and the client matrix (dialects.sh); each starts and
+# stops its own servers. Ends with one "N passed, N failed" line; exits 1 on any failure or
 # on a missing toolchain (named). npm runs `npm run build` first (pretest:interop).
 set -uo pipefail
 
