@@ -28,7 +28,8 @@ export class WireCursor {
 
   /** A one-byte tag (field numbers below 16); 0, which no field has, for a longer one. */
   tag(): number {
-    const b = this.buf[this.pos++];
+    // The caller reads a tag only while pos < end.
+    const b = this.buf[this.pos++]!;
     return b < 0x80 ? b : 0;
   }
 
@@ -40,7 +41,7 @@ export class WireCursor {
     let result = 0;
     for (let shift = 0; shift < 28; shift += 7) {
       if (pos >= end) throw OFF_SHAPE;
-      const b = buf[pos++];
+      const b = buf[pos++]!;
       result |= (b & 0x7f) << shift;
       if (b < 0x80) {
         this.pos = pos;
@@ -48,12 +49,12 @@ export class WireCursor {
       }
     }
     if (pos >= end) throw OFF_SHAPE;
-    let b = buf[pos++];
+    let b = buf[pos++]!;
     result |= (b & 0x0f) << 28;
     // A negative int32 (an enum) is ten bytes: the sign extension is read and dropped.
     for (let read = 5; b >= 0x80; read++) {
       if (read === 10 || pos >= end) throw OFF_SHAPE;
-      b = buf[pos++];
+      b = buf[pos++]!;
     }
     this.pos = pos;
     return result >>> 0;
@@ -69,17 +70,17 @@ export class WireCursor {
     let b = 0x80;
     for (let shift = 0; shift < 28 && b >= 0x80; shift += 7) {
       if (pos >= end) throw OFF_SHAPE;
-      b = buf[pos++];
+      b = buf[pos++]!;
       lo |= (b & 0x7f) << shift;
     }
     if (b >= 0x80) {
       if (pos >= end) throw OFF_SHAPE;
-      b = buf[pos++];
+      b = buf[pos++]!;
       lo |= (b & 0x0f) << 28;
       hi = (b & 0x70) >> 4;
       for (let shift = 3; shift <= 31 && b >= 0x80; shift += 7) {
         if (pos >= end) throw OFF_SHAPE;
-        b = buf[pos++];
+        b = buf[pos++]!;
         hi |= (b & 0x7f) << shift;
       }
       if (b >= 0x80) throw OFF_SHAPE;
@@ -107,7 +108,7 @@ export class WireCursor {
     this.pos = stop;
     const buf = this.buf;
     for (let i = start; i < stop; i++) {
-      if (buf[i] > 0x7f) {
+      if (buf[i]! > 0x7f) {
         try {
           return strictUtf8.decode(buf.subarray(start, stop));
         } catch {

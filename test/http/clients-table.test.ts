@@ -41,7 +41,7 @@ describe("docs/http.md's Clients checked in CI", () => {
       const bare = /^(\d+\.\d+\.\d+)/.exec(versions!);
       if (bare) named.push([/`([^`]+)`/.exec(client!)![1]!, bare[1]!]);
       expect(named.length, client).toBeGreaterThan(0);
-      for (const [name, version] of named) expect(`${name} ${pins(name)}`, `${client} (${language})`).toBe(`${name} ${version}`);
+      for (const [name, version] of named) expect(`${name} ${pins(name!)}`, `${client} (${language})`).toBe(`${name} ${version}`);
       let dir = "";
       for (const test of tests!.split(", ")) {
         if (test.includes("/")) dir = test.slice(0, test.lastIndexOf("/") + 1);

@@ -38,7 +38,7 @@ describe("the packed package.json", () => {
       writeFileSync(join(dir, "package.json"), text);
       cpSync(join(root, "scripts"), join(dir, "scripts"), { recursive: true });
       const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", dir], { cwd: dir, env: { ...process.env, npm_config_update_notifier: "false" } });
-      const [{ filename }] = JSON.parse(stdout.slice(stdout.indexOf("["))) as { filename: string }[];
+      const [{ filename }] = JSON.parse(stdout.slice(stdout.indexOf("["))) as [{ filename: string }];
       const { stdout: packedText } = await run("tar", ["-xzOf", join(dir, filename), "package/package.json"]);
       expect(JSON.parse(packedText)).toEqual(JSON.parse(packedManifest(text) as string));
       expect(readFileSync(join(dir, "package.json"), "utf8")).toBe(text);

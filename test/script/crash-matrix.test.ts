@@ -120,7 +120,7 @@ describe("crashMatrix", () => {
   });
 
   it("maps each kind to its fault", () => {
-    const rules = crashMatrix({ positions: [{ step: "act", occurrence: 2 }], kinds: [...matrixKinds] }).map((p) => p.plan.rules![0]);
+    const rules = crashMatrix({ positions: [{ step: "act", occurrence: 2 }], kinds: [...matrixKinds] }).map((p) => p.plan.rules![0]!);
     expect(rules.map(({ at: _at, ...fault }) => fault)).toEqual([
       { error: { code: "UNAVAILABLE", message: 'crash matrix: UNAVAILABLE at step "act", 2nd call' } },
       { error: { code: "INTERNAL", message: 'crash matrix: INTERNAL at step "act", 2nd call' } },

@@ -69,7 +69,7 @@ function randomText(r: () => number): string {
   return s;
 }
 
-const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
+const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
 const list = <T>(r: () => number, max: number, make: () => T): T[] => Array.from({ length: Math.floor(r() * (max + 1)) }, make);
 const roles = [0, 1, 2, 3, 4, 5, 99, -1, -2147483648, 2147483647];
 const doubles = [0, -0, NaN, Infinity, -Infinity, 0.7, 1, 2, 1e-300, 5e-324, -123.456, Number.MAX_VALUE];
