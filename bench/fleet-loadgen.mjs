@@ -60,5 +60,5 @@ await Promise.all(
 );
 const elapsedMs = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
-process.stdout.write(JSON.stringify({ calls, failed, failedCodes: codes, loadgenCores: (cpu.user + cpu.system) / 1000 / elapsedMs, frames, elapsedMs, callsPerSec: (calls / elapsedMs) * 1000, framesPerSec: (frames / elapsedMs) * 1000 }) + "\n");
+process.stdout.write(`${JSON.stringify({ calls, failed, failedCodes: codes, loadgenCores: (cpu.user + cpu.system) / 1000 / elapsedMs, frames, elapsedMs, callsPerSec: (calls / elapsedMs) * 1000, framesPerSec: (frames / elapsedMs) * 1000 })}\n`);
 client.close();

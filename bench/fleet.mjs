@@ -137,7 +137,7 @@ try {
     console.log(`| ${r.mode}: ${r.config} | ${Math.round(r.value)} | ${r.vsOneBehindLb.toFixed(2)} | ${r.perInstance.toFixed(2)} | ${r.cpu.haproxy.toFixed(2)}, ${r.cpu.instances.toFixed(2)}, ${r.cpu.loadgen.toFixed(2)} |`);
   }
   fs.mkdirSync(path.dirname(o.out), { recursive: true });
-  fs.writeFileSync(o.out, JSON.stringify({ meta: { date: new Date().toISOString(), cpus: os.cpus().length, loadavgAtStart: loadAtStart, loadavgAtEnd: os.loadavg(), node: process.version, rounds, durationMs: Number(o["duration-ms"]), concurrency: Number(o.concurrency), sessions: Number(o.sessions), loadgens: Number(o.loadgens) }, rows, raw: results }, null, 2) + "\n");
+  fs.writeFileSync(o.out, `${JSON.stringify({ meta: { date: new Date().toISOString(), cpus: os.cpus().length, loadavgAtStart: loadAtStart, loadavgAtEnd: os.loadavg(), node: process.version, rounds, durationMs: Number(o["duration-ms"]), concurrency: Number(o.concurrency), sessions: Number(o.sessions), loadgens: Number(o.loadgens) }, rows, raw: results }, null, 2)}\n`);
   console.error(`fleet bench: wrote ${o.out}`);
 } finally {
   await stopAll();

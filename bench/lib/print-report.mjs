@@ -16,6 +16,6 @@ export function printReport(rows, failures) {
     ...failures.map((x) => `- FAILED: ${x}`),
     `- total ${results.meta.totalSecs} s`,
   ];
-  process.stdout.write(lines.join("\n") + "\n");
+  process.stdout.write(`${lines.join("\n")}\n`);
   return table;
 }

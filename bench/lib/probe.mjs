@@ -4,7 +4,7 @@
 if (typeof process.send === "function") {
   process.channel?.unref();
   process.on("message", (m) => {
-    if (!m || m.type !== "stats") return;
+    if (m?.type !== "stats") return;
     if (m.gc && typeof globalThis.gc === "function") globalThis.gc();
     const resources = {};
     for (const r of process.getActiveResourcesInfo()) resources[r] = (resources[r] ?? 0) + 1;

@@ -72,15 +72,15 @@ export async function pollHttp(address, path, timeoutMs = 10_000) {
 /** Probes by name. Each resolves when ready; rejects after timeoutMs. */
 export const probes = {
   /** grpc.health.v1.Health/Check for the whole server ("") answers SERVING. */
-  health: (server, address, timeoutMs = 10_000) => pollGrpc(address, performance.now() + timeoutMs, HEALTH_CHECK_PATH, Buffer.alloc(0), (r) => r.equals(SERVING)),
+  health: (_server, address, timeoutMs = 10_000) => pollGrpc(address, performance.now() + timeoutMs, HEALTH_CHECK_PATH, Buffer.alloc(0), (r) => r.equals(SERVING)),
   /** modelstub.v1.ModelService/ListModels answers OK. */
-  listModels: (server, address, timeoutMs = 10_000) => pollGrpc(address, performance.now() + timeoutMs, LIST_MODELS_PATH, Buffer.alloc(0), () => true),
+  listModels: (_server, address, timeoutMs = 10_000) => pollGrpc(address, performance.now() + timeoutMs, LIST_MODELS_PATH, Buffer.alloc(0), () => true),
   /** GET /v1/models answers 200 (modelstub's HTTP front). */
-  httpModels: (server, address, timeoutMs = 10_000) => pollHttp(address, HTTP_MODELS_PATH, timeoutMs),
+  httpModels: (_server, address, timeoutMs = 10_000) => pollHttp(address, HTTP_MODELS_PATH, timeoutMs),
   /** GET /health answers 200 (the HTTP floor, mock-llm). */
-  httpHealth: (server, address, timeoutMs = 10_000) => pollHttp(address, HTTP_HEALTH_PATH, timeoutMs),
+  httpHealth: (_server, address, timeoutMs = 10_000) => pollHttp(address, HTTP_HEALTH_PATH, timeoutMs),
   /** A TCP connect is accepted (the empty Node listener: the same first step as every probe above). */
-  tcp: (server, address, timeoutMs = 10_000) => waitTcp(address, performance.now() + timeoutMs),
+  tcp: (_server, address, timeoutMs = 10_000) => waitTcp(address, performance.now() + timeoutMs),
   /** The server printed the line with its address. */
   listeningLine: (server, _address, timeoutMs = 10_000) =>
     new Promise((resolve, reject) => {

@@ -30,7 +30,7 @@ export function httpRows({ row, judge, f, x, pending }) {
     const g = results.startup?.modelstub?.medianMs;
     const r = h != null && g != null ? ratio(h, g) : null;
     const pass = judge("HTTP start-up over gRPC start-up", r, (v) => v <= T.httpStartupVsGrpc);
-    row(`HTTP start-up (first 200) against gRPC start-up (SERVING), modelstub, median ms`, h == null ? "not measured" : f(h, 1), g == null ? "not measured" : f(g, 1) + " (gRPC)", x(r), `<= ${T.httpStartupVsGrpc}x`, pass);
+    row(`HTTP start-up (first 200) against gRPC start-up (SERVING), modelstub, median ms`, h == null ? "not measured" : f(h, 1), g == null ? "not measured" : `${f(g, 1)} (gRPC)`, x(r), `<= ${T.httpStartupVsGrpc}x`, pass);
   }
 }
 
@@ -40,7 +40,7 @@ function peerRps({ row, judge, f, x, pending }, label, peerName, c, ms, peer, ta
   const pass = judgedAt(c) ? judge(`${label} c=${c} (x ${peerName})`, r, (v) => v >= target) : undefined;
   const mark = judgedAt(c) ? `>= ${target}x ${peerName}` : "";
   if (!peer) return row(`${label} c=${c} req/s`, ms ? f(ms.rps, 0) : pending, `not measured (${peerName})`, "-", mark, pass);
-  row(`${label} c=${c} req/s`, ms ? f(ms.rps, 0) : pending, f(peer.rps, 0) + ` (${peerName})`, x(r), mark, pass);
+  row(`${label} c=${c} req/s`, ms ? f(ms.rps, 0) : pending, `${f(peer.rps, 0)} (${peerName})`, x(r), mark, pass);
 }
 
 export function peerRows(ctx) {
@@ -56,11 +56,11 @@ export function peerRows(ctx) {
   }
   if (gripmock?.stream) {
     const ms = results.stream?.modelstub;
-    row(`Peer GripMock stream chunks/s (${STREAM_CHUNKS}-chunk reply)`, ms ? f(ms.framesPerSec, 0) : pending, f(gripmock.stream.framesPerSec, 0) + " (GripMock)", ms ? x(ratio(ms.framesPerSec, gripmock.stream.framesPerSec)) : "-", "", undefined);
+    row(`Peer GripMock stream chunks/s (${STREAM_CHUNKS}-chunk reply)`, ms ? f(ms.framesPerSec, 0) : pending, `${f(gripmock.stream.framesPerSec, 0)} (GripMock)`, ms ? x(ratio(ms.framesPerSec, gripmock.stream.framesPerSec)) : "-", "", undefined);
   }
   if (gripmock?.startup) {
     const ms = results.startup?.modelstub;
-    row(`Peer GripMock start-up median ms`, ms ? f(ms.medianMs, 1) : pending, f(gripmock.startup.medianMs, 1) + " (GripMock)", ms ? x(ratio(ms.medianMs, gripmock.startup.medianMs)) : "-", "", undefined);
+    row(`Peer GripMock start-up median ms`, ms ? f(ms.medianMs, 1) : pending, `${f(gripmock.startup.medianMs, 1)} (GripMock)`, ms ? x(ratio(ms.medianMs, gripmock.startup.medianMs)) : "-", "", undefined);
   }
   if (results.http?.byConcurrency) {
     const label = mockLlm ? `Peer mock-llm ${mockLlm.version} (HTTP)` : "Peer mock-llm (HTTP)";
@@ -70,6 +70,6 @@ export function peerRows(ctx) {
   }
   if (mockLlm?.startup) {
     const ms = results.http?.startup?.modelstub;
-    row(`Peer mock-llm ${mockLlm.version} start-up median ms (HTTP)`, ms ? f(ms.medianMs, 1) : pending, f(mockLlm.startup.medianMs, 1) + " (mock-llm)", ms ? x(ratio(ms.medianMs, mockLlm.startup.medianMs)) : "-", "", undefined);
+    row(`Peer mock-llm ${mockLlm.version} start-up median ms (HTTP)`, ms ? f(ms.medianMs, 1) : pending, `${f(mockLlm.startup.medianMs, 1)} (mock-llm)`, ms ? x(ratio(ms.medianMs, mockLlm.startup.medianMs)) : "-", "", undefined);
   }
 }

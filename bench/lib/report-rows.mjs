@@ -21,7 +21,7 @@ export function reportRows() {
     verdicts.push({ name, value: value ?? null, pass });
     return pass;
   };
-  const x = (r) => (r == null ? "-" : f(r) + "x");
+  const x = (r) => (r == null ? "-" : `${f(r)}x`);
   const pending = "pending";
   const ctx = { row, judge, f, x, pending };
   const T = TARGETS;
@@ -52,7 +52,7 @@ export function reportRows() {
     const v = results.virtual;
     const m = v.modelstub;
     const pass = judge("virtual time over gRPC (x floor)", m?.ratio, (r) => r <= T.virtualRatio);
-    row(`Virtual: ${v.entries} x 1 s entries over gRPC (c=${v.concurrency}), wall ms`, m ? f(m.wallMs, 0) : pending, f(v.floor.wallMs, 0) + " (same calls)", x(m?.ratio), `<= ${T.virtualRatio}x`, pass);
+    row(`Virtual: ${v.entries} x 1 s entries over gRPC (c=${v.concurrency}), wall ms`, m ? f(m.wallMs, 0) : pending, `${f(v.floor.wallMs, 0)} (same calls)`, x(m?.ratio), `<= ${T.virtualRatio}x`, pass);
     if (v.inProcess) {
       const limit = (T.virtualInProcessWallMs * v.entries) / 10_000;
       const ip = judge("virtual time in process", v.inProcess.wallMs, (w) => w < limit);
@@ -98,7 +98,7 @@ function startupRows({ row, judge, f, x, pending }) {
     const m = s.modelstub;
     const pass = judge(`start-up on ${label} (x floor)`, m?.ratio, (r) => r <= T.startupRatio);
     row(`Start-up on ${label}, spawn to SERVING, median ms (n=${s.floor.runs.length})`, m ? f(m.medianMs, 1) : pending, f(s.floor.medianMs, 1), x(m?.ratio), `<= ${T.startupRatio}x`, pass);
-    if (s.listener) row(`Start-up on ${label}: against an empty Node listener (spawn to TCP accept)`, m ? f(m.medianMs, 1) : pending, f(s.listener.medianMs, 1) + " (listener)", m ? x(m.medianMs / s.listener.medianMs) : "-", "", undefined);
+    if (s.listener) row(`Start-up on ${label}: against an empty Node listener (spawn to TCP accept)`, m ? f(m.medianMs, 1) : pending, `${f(s.listener.medianMs, 1)} (listener)`, m ? x(m.medianMs / s.listener.medianMs) : "-", "", undefined);
   };
   one(`Node ${st.node ?? "(this)"}`, st);
   one(st.node24?.node ? `Node ${st.node24.node}` : "Node 24", st.node24?.notMeasured ? null : st.node24);

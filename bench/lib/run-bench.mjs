@@ -55,11 +55,11 @@ export async function runBench() {
   // --readme: see write-readme-table.mjs.
   if (argv.readme) writeReadmeTable(table, failures);
 
-  const json = JSON.stringify(results, null, 2) + "\n";
+  const json = `${JSON.stringify(results, null, 2)}\n`;
   const outFile = argv.out ?? path.join(BENCH_DIR, "results", "latest.json");
   fs.mkdirSync(path.dirname(outFile), { recursive: true });
-  fs.writeFileSync(outFile + ".tmp", json);
-  fs.renameSync(outFile + ".tmp", outFile);
+  fs.writeFileSync(`${outFile}.tmp`, json);
+  fs.renameSync(`${outFile}.tmp`, outFile);
   process.stderr.write(`bench: wrote ${path.relative(process.cwd(), outFile) || outFile}\n`);
   // The chart is drawn from the JSON just written, so `--chart-from` that file redraws it byte for byte.
   if (argv.readme || argv.chart) writeRatioChart(JSON.parse(json), argv.chart ?? RATIO_CHART);

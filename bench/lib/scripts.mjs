@@ -21,7 +21,7 @@ export const scriptTexts = {
   virtual: (n) => {
     const lines = ["entries:", "  on_exhausted: fail", "  entries:"];
     for (let i = 0; i < n; i++) lines.push(`    - {latency: 1s, reply: ${q(UNARY_REPLY)}}`);
-    return lines.join("\n") + "\n";
+    return `${lines.join("\n")}\n`;
   },
   /** Scale: every call hangs until the caller's deadline. */
   hang: () => `entries:\n  on_exhausted: cycle\n  entries:\n    - hang: true\n`,
@@ -33,7 +33,7 @@ export const scriptTexts = {
 export function writeScript(name, ...args) {
   const dir = path.join(CACHE_DIR, "scripts");
   fs.mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, `${name}${args.length ? "-" + args.join("-") : ""}.yaml`);
+  const file = path.join(dir, `${name}${args.length ? `-${args.join("-")}` : ""}.yaml`);
   fs.writeFileSync(file, scriptTexts[name](...args));
   return file;
 }

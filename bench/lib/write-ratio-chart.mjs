@@ -22,9 +22,9 @@ const COLOURS = { modelstub: "#2f6fb7", peer: "#e08a00", target: "#c62828", pass
 const c = (x) => String(Math.round(x * 10) / 10);
 const fmt = (x) => `${x.toFixed(2)}x`;
 const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
-const text = (x, y, body, attrs = "") => `<text x="${c(x)}" y="${c(y)}"${attrs ? " " + attrs : ""}>${body}</text>`;
+const text = (x, y, body, attrs = "") => `<text x="${c(x)}" y="${c(y)}"${attrs ? ` ${attrs}` : ""}>${body}</text>`;
 const rect = (x, y, w, h, fill) => `<rect x="${c(x)}" y="${c(y)}" width="${c(w)}" height="${c(h)}" fill="${fill}"/>`;
-const line = (x1, y1, x2, y2, stroke, width = 1, extra = "") => `<line x1="${c(x1)}" y1="${c(y1)}" x2="${c(x2)}" y2="${c(y2)}" stroke="${stroke}" stroke-width="${width}"${extra ? " " + extra : ""}/>`;
+const line = (x1, y1, x2, y2, stroke, width = 1, extra = "") => `<line x1="${c(x1)}" y1="${c(y1)}" x2="${c(x2)}" y2="${c(y2)}" stroke="${stroke}" stroke-width="${width}"${extra ? ` ${extra}` : ""}/>`;
 
 /** The axis: its end and its tick step, chosen from the largest value or target (at least 1.0). */
 function axis(groups) {
@@ -118,7 +118,7 @@ export function ratioChartSvg(results) {
     text(PLOT_X + PLOT_W / 2, plotBottom + 54, `Throughput: modelstub / floor. Times, memory and timer error are inverted: floor / modelstub.`, `text-anchor="middle" font-size="11" fill="${COLOURS.muted}"`),
     "</svg>",
   ];
-  return svg.join("\n") + "\n";
+  return `${svg.join("\n")}\n`;
 }
 
 /** Writes the chart of `results` to `file` (directories made as needed). */

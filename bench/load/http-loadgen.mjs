@@ -40,7 +40,7 @@ const expect = o.expect ? Buffer.from(o.expect) : null;
 
 // A hard stop whatever happens: the run's bound plus the last request's timeout plus slack.
 const hardStop = setTimeout(() => {
-  process.stdout.write(JSON.stringify({ error: "http-loadgen hard stop: requests did not finish in time" }) + "\n");
+  process.stdout.write(`${JSON.stringify({ error: "http-loadgen hard stop: requests did not finish in time" })}\n`);
   process.exit(3);
 }, durationMs + timeoutMs + 30_000);
 hardStop.unref();
@@ -121,7 +121,7 @@ const out = {
   // concurrency in all, unless the server closed some).
   socketsOpened: { warmup: warmSockets, measured: socketsOpened - warmSockets },
 };
-process.stdout.write(JSON.stringify(out) + "\n");
+process.stdout.write(`${JSON.stringify(out)}\n`);
 agent.destroy();
 clearTimeout(hardStop);
 process.exit(0);

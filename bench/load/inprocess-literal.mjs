@@ -35,4 +35,4 @@ for (let i = 0; i < calls; i++) {
 }
 const ns = Number(process.hrtime.bigint() - t0);
 port.close();
-process.stdout.write(JSON.stringify({ usPerCall: ns / 1000 / calls, calls, warmup, ok }) + "\n");
+process.stdout.write(`${JSON.stringify({ usPerCall: ns / 1000 / calls, calls, warmup, ok })}\n`);

@@ -38,7 +38,7 @@ if (!payload) throw new Error(`no payload ${o.payload}`);
 
 // A hard stop whatever happens: the run's bound plus the last call's deadline plus slack.
 const hardStop = setTimeout(() => {
-  process.stdout.write(JSON.stringify({ error: "loadgen hard stop: calls did not finish in time" }) + "\n");
+  process.stdout.write(`${JSON.stringify({ error: "loadgen hard stop: calls did not finish in time" })}\n`);
   process.exit(3);
 }, durationMs + deadlineMs + 30_000);
 hardStop.unref();
@@ -129,7 +129,7 @@ const out = {
   maxInFlight: r.maxInFlight,
   lastIssueMs: r.issueSpanMs,
 };
-process.stdout.write(JSON.stringify(out) + "\n");
+process.stdout.write(`${JSON.stringify(out)}\n`);
 for (const c of clients) c.close();
 clearTimeout(hardStop);
 process.exit(0);

@@ -39,4 +39,4 @@ for (let i = 0; i < n; i++) {
 }
 const wallMs = performance.now() - t1;
 port.close();
-process.stdout.write(JSON.stringify({ loadMs, wallMs, ok, errors, virtualMs: clock.now() }) + "\n");
+process.stdout.write(`${JSON.stringify({ loadMs, wallMs, ok, errors, virtualMs: clock.now() })}\n`);

@@ -111,7 +111,10 @@ async function httpLoadRuns(out, mockDir) {
         calls: rs.reduce((a, x) => a + x.calls, 0),
         non2xx: rs.reduce((a, x) => a + (x.calls - x.ok), 0),
         mismatched: rs.reduce((a, x) => a + x.mismatched, 0),
-        codes: rs.reduce((a, x) => (Object.entries(x.codes).forEach(([k, v]) => (a[k] = (a[k] ?? 0) + v)), a), {}),
+        codes: rs.reduce((a, x) => {
+          for (const [k, v] of Object.entries(x.codes)) a[k] = (a[k] ?? 0) + v;
+          return a;
+        }, {}),
         responseBytes: median(rs.map((x) => x.bytes)),
         socketsOpened: rs.map((x) => x.sockets.warmup + x.sockets.measured),
         rounds: rs.map((x) => round(x.rps, 0)),

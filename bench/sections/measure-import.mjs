@@ -29,7 +29,7 @@ function npm(args, cwd) {
 function freshProject(dir, name) {
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name, private: true, type: "module" }) + "\n");
+  fs.writeFileSync(path.join(dir, "package.json"), `${JSON.stringify({ name, private: true, type: "module" })}\n`);
   fs.writeFileSync(path.join(dir, "probe.mjs"), PROBE);
 }
 

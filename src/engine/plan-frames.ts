@@ -47,7 +47,7 @@ const headerEnds = listedIndex(new Uint32Array(1));
 function listedEnds(listed: readonly string[]): ChunkIndex {
   const ends = new Uint32Array(listed.length);
   let at = 0;
-  listed.forEach((c, i) => (ends[i] = at += c.length));
+  for (let i = 0; i < listed.length; i++) ends[i] = at += listed[i]!.length;
   return listedIndex(ends);
 }
 

@@ -33,7 +33,7 @@ export function watchMessageOf(e: CallEvent): WatchSessionResponse {
  */
 export function streamWatch(stub: Stub, session: string, call: ServerWritableStream<Record<string, unknown>, unknown>, open: Set<() => void>): void {
   let unread = 0;
-  let stop = () => undefined as void;
+  let stop: () => void = () => {};
   const end = () => {
     stop();
     call.removeListener("cancelled", end);

@@ -84,7 +84,9 @@ function parseBody(body: unknown, countOnly: boolean): AnthropicRequest {
   const system = optional(body, "system", (v, p) => textContentAt(v, p, "system"));
   // The system prompt is the first message, as chat completions and gRPC clients send it.
   const messages = system === undefined ? [] : [create(MessageSchema, { role: Role.SYSTEM, content: system })];
-  list.forEach((m, i) => messages.push(...turnMessages(m, `messages[${i}]`)));
+  list.forEach((m, i) => {
+    messages.push(...turnMessages(m, `messages[${i}]`));
+  });
   const init: MessageInitShape<typeof GenerateRequestSchema> = { model, messages, sampling };
   const tools = optional(body, "tools", (x, p) => (Array.isArray(x) ? x : wrongType(p, "a list of tools", x)));
   if (tools !== undefined && tools.length > 0) init.tools = tools.map((t, i) => toolAt(t, `tools[${i}]`));

@@ -124,7 +124,9 @@ export function outputItems(engineId: string, text: TextValue, calls: readonly C
   const last = lastItemStatus(finishReason);
   const message = hasMessage(text, calls.length);
   const items = message ? [messageItem(engineId, text, calls.length === 0 ? last : "completed")] : [];
-  calls.forEach((c, i) => items.push(functionCallItem(engineId, i, c, i === calls.length - 1 ? last : "completed")));
+  calls.forEach((c, i) => {
+    items.push(functionCallItem(engineId, i, c, i === calls.length - 1 ? last : "completed"));
+  });
   return items;
 }
 

@@ -33,7 +33,7 @@ export interface ListLimit {
 /** A dialect's bounded lists; the depth and value bounds hold for every dialect. */
 export type BodyLimits = readonly ListLimit[];
 
-const enum Want {
+enum Want {
   Nothing,
   Value,
   Key,

@@ -178,7 +178,9 @@ export async function startServer(options: StartServerOptions = {}): Promise<Stu
   let closing: Promise<void> | undefined;
   const shutdown = async (graceMs: number): Promise<void> => {
     // `modelstub serve`'s shutdown; the ports from client() close with the fronts.
-    const { failed } = await shutdownGracefully({ stub, fronts, recorder, graceMs, afterFrontsClosed: () => clients.forEach((c) => c.close()) });
+    const { failed } = await shutdownGracefully({ stub, fronts, recorder, graceMs, afterFrontsClosed: () => {
+        for (const c of clients) c.close();
+      } });
     logger.flush();
     if (failed > 0) throw new Error(`modelstub: ${failed} episode${failed === 1 ? "" : "s"} could not be written to ${options.recordDir} (see the "cannot record episode" lines on stderr)`);
   };

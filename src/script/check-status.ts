@@ -41,7 +41,7 @@ function badCharacter(value: string): { at: number; words: string } | undefined 
   const at = value.search(/[^\x20-\x7e]/);
   if (at < 0) return undefined;
   const code = value.codePointAt(at)!;
-  const names: Record<number, string> = { 0x0a: "a line break (\\n)", 0x0d: "a carriage return (\\r)", 0x09: "a tab (\\t)", 0x00: "a NUL (\\u0000)" };
+  const names: Record<number, string> = { 10: "a line break (\\n)", 13: "a carriage return (\\r)", 9: "a tab (\\t)", 0: "a NUL (\\u0000)" };
   const hex = code.toString(16).toUpperCase().padStart(4, "0");
   return { at, words: names[code] ?? (code < 0x20 || code === 0x7f ? `the control character U+${hex}` : `the non-ASCII character ${JSON.stringify(String.fromCodePoint(code))} (U+${hex})`) };
 }
@@ -74,7 +74,7 @@ export function checkStatus(e: ErrorInput, path: (string | number)[], report: Re
     }
     const owner = httpOwned[name];
     if (owner) {
-      report(trailers, `trailer \`${name}\` is not allowed: ${owner}`, "remove it, or give your trailer another name, like x-" + name, { key: name });
+      report(trailers, `trailer \`${name}\` is not allowed: ${owner}`, `remove it, or give your trailer another name, like x-${name}`, { key: name });
       continue;
     }
     if (name.endsWith("-bin")) {

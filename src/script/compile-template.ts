@@ -92,10 +92,10 @@ export function compileTemplate(
   if (last < source.length) parts.push(source.slice(last));
   return {
     literal: undefined,
-    render(ctx, escape) {
+    render(ctx, escapeValue) {
       let out = "";
       for (const p of parts) {
-        out += typeof p === "string" ? p : escape ? escape(p(ctx)) : p(ctx);
+        out += typeof p === "string" ? p : escapeValue ? escapeValue(p(ctx)) : p(ctx);
         if (out.length > maxTemplateOutputBytes) throw new TemplateTooLargeError(out.length);
       }
       if (Buffer.byteLength(out) > maxTemplateOutputBytes) throw new TemplateTooLargeError(Buffer.byteLength(out));

@@ -3,7 +3,7 @@ import { currentThreadId } from "./thread-cpu-time.js";
 import { checkFaultPlanText } from "./load-fault-plan.js";
 import { checkScriptText } from "./load-script.js";
 import { textFilesIn } from "./resolve-text-files.js";
-import { ScriptError, type ScriptIssue } from "./script-error.js";
+import type { ScriptError, ScriptIssue } from "./script-error.js";
 import type { FaultPlanInput } from "./fault-plan-schema.js";
 import type { ScriptInput } from "./script-schema.js";
 

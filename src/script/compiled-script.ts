@@ -49,8 +49,8 @@ export interface TemplateContext {
 export interface Template {
   /** The literal text when the template has no variables (the fast path). */
   readonly literal: string | undefined;
-  /** Fills in the variables; `escape`, when given, rewrites each variable's value first. */
-  render(ctx: TemplateContext, escape?: (value: string) => string): string;
+  /** Fills in the variables; `escapeValue`, when given, rewrites each variable's value first. */
+  render(ctx: TemplateContext, escapeValue?: (value: string) => string): string;
 }
 
 /** A compiled matcher: every condition is prepared at load time, none is parsed per call. */

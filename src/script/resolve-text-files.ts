@@ -48,12 +48,21 @@ export function resolveTextFiles(input: ScriptInput, read: TextFileReader | unde
       const path = [...base, i, "reply", "text_file"];
       const name = reply.text_file;
       delete reply.text_file;
-      if (reply.text !== undefined) return void problems.push({ path, message: "give the text or a text_file, not both", hint: "remove one of them" });
-      if (!read) return void problems.push({ path, message: "a text_file can only be read from a script loaded from a file", hint: "serve or load the script by its file name, or write the text in the script" });
+      if (reply.text !== undefined) {
+        problems.push({ path, message: "give the text or a text_file, not both", hint: "remove one of them" });
+        return;
+      }
+      if (!read) {
+        problems.push({ path, message: "a text_file can only be read from a script loaded from a file", hint: "serve or load the script by its file name, or write the text in the script" });
+        return;
+      }
       try {
         const text = read(name);
         total += Buffer.byteLength(text, "utf8");
-        if (total > maxTextFilesBytes) return void problems.push({ path, message: `the text_files of a script hold at most ${maxTextFilesBytes / 1024 / 1024} MiB in all`, hint: "split the script" });
+        if (total > maxTextFilesBytes) {
+          problems.push({ path, message: `the text_files of a script hold at most ${maxTextFilesBytes / 1024 / 1024} MiB in all`, hint: "split the script" });
+          return;
+        }
         reply.text = text;
       } catch (err) {
         const why = (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message;

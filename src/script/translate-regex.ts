@@ -33,7 +33,7 @@ function lookaround(opener: string): RegexProblem {
 }
 
 /** The escape at `i` (a backslash), in RE2's words, and how many characters it took. */
-function escape(source: string, i: number, inClass: boolean): { out: string; length: number } | RegexProblem {
+function escapeAt(source: string, i: number, inClass: boolean): { out: string; length: number } | RegexProblem {
   const e = source[i + 1] ?? "";
   if (!inClass && /[1-9]/.test(e)) return backreference(`\\${e}`);
   if (e === "k" && source[i + 2] === "<") return backreference(`\\k<${source.slice(i + 3, source.indexOf(">", i) + 1 || undefined)}`);
@@ -57,7 +57,7 @@ export function translateRegex(source: string): { pattern: string } | RegexProbl
   for (let i = 0; i < source.length; i++) {
     const c = source[i]!;
     if (c === "\\") {
-      const e = escape(source, i, inClass);
+      const e = escapeAt(source, i, inClass);
       if ("message" in e) return e;
       out += e.out;
       i += e.length - 1;

@@ -75,8 +75,8 @@ function listLines(list: DraftList, indent: string): string[] {
 
 /** A list under its key: a plain list, or `{on_exhausted, entries}` when it says what happens when spent. */
 function keyedList(key: string, list: DraftList, indent: string): string[] {
-  if (list.onExhausted === undefined) return [`${indent}${key}:`, ...listLines(list, indent + "  ")];
-  return [`${indent}${key}:`, `${indent}  on_exhausted: ${list.onExhausted}`, `${indent}  entries:`, ...listLines(list, indent + "    ")];
+  if (list.onExhausted === undefined) return [`${indent}${key}:`, ...listLines(list, `${indent}  `)];
+  return [`${indent}${key}:`, `${indent}  on_exhausted: ${list.onExhausted}`, `${indent}  entries:`, ...listLines(list, `${indent}    `)];
 }
 
 /**

@@ -21,10 +21,10 @@ describe("modelstub validate", () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toBe("examples/hello.yaml: ok (1 entry in 1 list)\n");
     expect(r.stderr).toBe(
-      [
+      `${[
         `${bad}:3:5: entries[0]: unknown key \`latncy\` (hint: did you mean \`latency\`?)`,
         `${unquoted}:2:12: entries[0].reply: a {{variable}} must be quoted: unquoted, YAML reads it as a mapping (hint: write "{{last_user}}")`,
-      ].join("\n") + "\n",
+      ].join("\n")}\n`,
     );
   });
 });

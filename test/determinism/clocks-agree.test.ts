@@ -3,7 +3,7 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { EpisodeSchema, Outcome } from "../../gen/modelstub/v1/episode_pb.js";
 import { episodeDifference } from "../../src/engine/episode-difference.js";
 import { Code } from "../../src/shared/status-code.js";
-import { ModelCallError } from "../../src/port/model-port.js";
+import type { ModelCallError } from "../../src/port/model-port.js";
 import { collect, userRequest } from "../support/requests.js";
 import { startStubServer } from "../support/start-stub-server.js";
 

@@ -24,6 +24,6 @@ describe("docs/architecture.md", () => {
   it("shows where a call is selected, rendered and recorded", () => {
     expect(page).toMatch(/engine\/select-entry\.ts\s+selectEntry\s+◀── SELECTED/);
     expect(page).toMatch(/engine\/render-reply\.ts\s+renderReply\s+◀── RENDERED/);
-    expect(page).toMatch(/◀── RECORDED here[^]*engine\/encode-episode\.ts/);
+    expect(page).toMatch(/◀── RECORDED here[\s\S]*engine\/encode-episode\.ts/);
   });
 });

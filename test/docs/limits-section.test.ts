@@ -27,7 +27,7 @@ const rows = section.split("\n").filter((line) => line.startsWith("|"));
 
 /** The table rows that name `name` in backticks (alone, or as the start of a longer name in backticks). */
 function rowsNaming(name: string): string[] {
-  return rows.filter((row) => row.includes("`" + name + "`") || row.includes("`" + name + " "));
+  return rows.filter((row) => row.includes(`\`${name}\``) || row.includes(`\`${name} `));
 }
 
 /** A number as the docs write it: 524,288. */
@@ -81,7 +81,7 @@ describe('docs/operations.md "Limits"', () => {
   it.each(bounding.map((o) => [o.name, o] as const))("has a row for --%s with its variable and default", (name, option) => {
     const named = rowsNaming(`--${name}`);
     expect(named, `no row of the Limits section names \`--${name}\``).not.toHaveLength(0);
-    expect(named.some((row) => row.includes("`" + option.env + "`"))).toBe(true);
+    expect(named.some((row) => row.includes(`\`${option.env}\``))).toBe(true);
     if (option.default !== undefined) {
       const d = option.default;
       const shown = /^\d+$/.test(d) ? written(Number(d)) : d.replace(/(\d)([a-z])/, "$1 $2");

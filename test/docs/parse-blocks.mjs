@@ -27,7 +27,7 @@ export function parseBlocks(markdown) {
     while (j < lines.length && !close.test(lines[j])) body.push(lines[j++]);
     const markers = [];
     for (let k = i - 1; k >= 0 && /^\s*<!--.*-->\s*$/.test(lines[k]); k--) markers.unshift(lines[k].trim());
-    blocks.push({ line: i + 1, lang: open[3].toLowerCase(), text: body.join("\n") + "\n", markers });
+    blocks.push({ line: i + 1, lang: open[3].toLowerCase(), text: `${body.join("\n")}\n`, markers });
     i = j;
   }
   return blocks;

@@ -19,6 +19,7 @@ const draw = (r: unknown): string => ratioChartSvg(r);
 const rowIds = (s: string) => [...s.matchAll(/<g id="row-([a-z0-9-]+)">/g)].map((m) => m[1]);
 
 /** What the chart must have a row for: every measurement of these results that has a baseline. */
+// biome-ignore lint/suspicious/noExplicitAny: a bench results file, read as the JSON it is
 function expectedRows(r: any): string[] {
   const cs = (o: object | undefined) => Object.keys(o ?? {}).sort((a, b) => Number(a) - Number(b));
   const unary = cs(r.unary?.byConcurrency);

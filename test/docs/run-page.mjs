@@ -21,7 +21,7 @@ export async function runPage(page, tmp, tools, tarball, tally) {
   for (const d of ["examples", "proto"]) cpSync(path.join(ROOT, d), path.join(dir, d), { recursive: true });
   mkdirSync(path.join(dir, "bin"), { recursive: true });
   symlinkSync(path.join(ROOT, "bin/modelstub.js"), path.join(dir, "bin/modelstub.js"));
-  writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "modelstub", private: true, type: "module", bin: { modelstub: "bin/modelstub.js" } }, null, 2) + "\n");
+  writeFileSync(path.join(dir, "package.json"), `${JSON.stringify({ name: "modelstub", private: true, type: "module", bin: { modelstub: "bin/modelstub.js" } }, null, 2)}\n`);
   mkdirSync(path.join(dir, "node_modules/.bin"), { recursive: true });
   const buf = path.join(ROOT, "node_modules/.bin/buf");
   if (existsSync(buf)) symlinkSync(buf, path.join(dir, "node_modules/.bin/buf"));
@@ -35,7 +35,7 @@ export async function runPage(page, tmp, tools, tarball, tally) {
   };
   const fail = (b, what, why, out) => {
     tally.failed++;
-    console.log(`FAIL    ${name}:${b.line} ${what}: ${why}${out && out.trim() ? "\n" + firstLines(out) : ""}`);
+    console.log(`FAIL    ${name}:${b.line} ${what}: ${why}${out?.trim() ? `\n${firstLines(out)}` : ""}`);
   };
 
   const broken = brokenLinks(page, readFileSync(page, "utf8"));

@@ -46,7 +46,7 @@ export function tsProjectFor(tmp, tarball) {
   if (tsProject) return tsProject;
   const dir = path.join(tmp, "ts-project");
   mkdirSync(path.join(dir, "src"), { recursive: true });
-  writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "doc-blocks", private: true, type: "module" }) + "\n");
+  writeFileSync(path.join(dir, "package.json"), `${JSON.stringify({ name: "doc-blocks", private: true, type: "module" })}\n`);
   const dev = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")).devDependencies ?? {};
   const pins = ["typescript", "@types/node", "openai", "@anthropic-ai/sdk"].filter((p) => dev[p]).map((p) => `${p}@${dev[p]}`);
   console.log(`setup: npm install ${path.basename(tarball)} ${pins.join(" ")} (the project for ts blocks)`);

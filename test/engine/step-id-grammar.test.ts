@@ -43,7 +43,9 @@ afterEach(async () => {
 async function serve(): Promise<Served> {
   const stub = createStub({ script: loadScriptText(script, "test.yaml"), clock: createVirtualClock() });
   const lines: Record<string, unknown>[] = [];
-  const logger = createLogger({ sink: { write: (chunk: string) => chunk.trim().split("\n").forEach((l) => lines.push(JSON.parse(l) as Record<string, unknown>)) } });
+  const logger = createLogger({ sink: { write: (chunk: string) => {
+        for (const l of chunk.trim().split("\n")) lines.push(JSON.parse(l) as Record<string, unknown>);
+      } } });
   const server = await startGrpcServer({ stub, address: "127.0.0.1:0", logger });
   served = { stub, server, port: createGrpcPort(server.address), control: createControlClient(server.address), lines };
   return served;

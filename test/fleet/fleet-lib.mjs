@@ -150,7 +150,7 @@ export function admin(socketPath, command) {
   return new Promise((resolve, reject) => {
     const s = net.createConnection(socketPath);
     let out = "";
-    s.on("connect", () => s.end(command + "\n"));
+    s.on("connect", () => s.end(`${command}\n`));
     s.on("data", (d) => (out += d));
     s.on("end", () => resolve(out));
     s.on("error", reject);
@@ -239,7 +239,9 @@ export function connect(address) {
     /** ListSessions, with no session header: whichever instance the balancer picks, or this one. */
     listSessions: () => unary(control, "ListSessions", controlPb.ListSessionsRequestSchema, {}, undefined).then((r) => r.response.sessions),
     healthCheck: (service = "", session) => unary(health, "Check", healthPb.HealthCheckRequestSchema, { service }, session, 5_000),
-    close: () => [model, control, health].forEach((c) => c.close()),
+    close: () => {
+      for (const c of [model, control, health]) c.close();
+    },
   };
 }
 

@@ -51,7 +51,7 @@ const eq = (a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0;
 const started = [];
 let busy = [];
 function stopBusy() {
-  busy.forEach((b) => b.kill("SIGKILL"));
+  for (const b of busy) b.kill("SIGKILL");
   busy = [];
 }
 async function cleanup() {

@@ -66,9 +66,9 @@ const out = {};
 try {
   const run = { load, more, inflight }[o.phase];
   await Promise.all(sessions.map(async (s, i) => (out[s] = await run(s, Number(s.split("-").pop()) || i))));
-  process.stdout.write(JSON.stringify(out) + "\n");
+  process.stdout.write(`${JSON.stringify(out)}\n`);
 } catch (err) {
-  process.stdout.write(JSON.stringify({ error: String(err?.stack ?? err) }) + "\n");
+  process.stdout.write(`${JSON.stringify({ error: String(err?.stack ?? err) })}\n`);
   process.exitCode = 1;
 } finally {
   client.close();

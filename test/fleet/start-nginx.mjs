@@ -22,7 +22,7 @@ export async function startNginx({ grpcBind, httpBind, prefix, instances, conf =
     values[`MS${i + 1}_GRPC`] = m.grpc;
     values[`MS${i + 1}_HTTP`] = m.http.replace(/^http:\/\//, "");
   });
-  const text = fs.readFileSync(conf, "utf8").replace(/\$\{([A-Z0-9_]+)\}/g, (all, name) => {
+  const text = fs.readFileSync(conf, "utf8").replace(/\$\{([A-Z0-9_]+)\}/g, (_all, name) => {
     if (!(name in values)) throw new Error(`${conf}: no value for \${${name}}`);
     return values[name];
   });

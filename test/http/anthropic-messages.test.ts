@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Outcome, StreamBreak } from "../../gen/modelstub/v1/episode_pb.js";
 import { rawRequest, startHttpStub, type HttpStub } from "./http-stub.js";
 
-export const anthropicScript = `
+const anthropicScript = `
 entries:
   - name: hello
     match: { contains: hello }

@@ -126,7 +126,9 @@ describe("Anthropic Messages on the wire", () => {
     const first = await run();
     const second = await run();
     expect(second.exchanges.map((x) => [x.status, x.headers])).toEqual(first.exchanges.map((x) => [x.status, x.headers]));
-    first.exchanges.forEach((x, i) => expect(second.exchanges[i]!.body.equals(x.body), `exchange ${i}`).toBe(true));
+    first.exchanges.forEach((x, i) => {
+      expect(second.exchanges[i]!.body.equals(x.body), `exchange ${i}`).toBe(true);
+    });
     expect(first.exchanges.map((x) => x.status)).toEqual([200, 200, 429, 200, 200, 400]);
     expect(Buffer.from(second.episode).equals(Buffer.from(first.episode))).toBe(true);
     expect(first.exchanges[2]!.headers.filter(([k]) => k.startsWith("retry-after"))).toEqual([

@@ -162,7 +162,7 @@ describe("bodies within the bounds, read as before", () => {
   });
 
   it("serves a request at the limits: 10,000 messages, 1,000 tools with schemas 128 deep in all", async () => {
-    const schema = '{"a":'.repeat(123) + "{}" + "}".repeat(123);
+    const schema = `${'{"a":'.repeat(123)}{}${"}".repeat(123)}`;
     const tools = Array(1000).fill(`{"type":"function","function":{"name":"t","parameters":${schema}}}`).join(",");
     const messages = Array(10_000).fill('{"role":"user","content":"hi"}').join(",");
     const r = await rawRequest(s.base, "POST", "/v1/chat/completions", `{"messages":[${messages}],"tools":[${tools}],"stop":[${Array(1000).fill('"x"').join(",")}]}`);

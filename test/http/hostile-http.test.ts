@@ -23,7 +23,7 @@ function rawExchange(port: number, head: string): Promise<string> {
 
 /** A parameters object nested `depth` levels deep, as text (JSON.stringify of it would overflow). */
 function deepParameters(depth: number): string {
-  return '{"a":'.repeat(depth) + "{}" + "}".repeat(depth);
+  return `${'{"a":'.repeat(depth)}{}${"}".repeat(depth)}`;
 }
 
 describe("the HTTP front under hostile requests", () => {

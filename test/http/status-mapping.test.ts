@@ -52,7 +52,9 @@ function documentedTable(): [string, number, string, string][] {
     const [codes, status, type, errorCodes] = row.split("|").slice(1, 5).map((c) => c.trim());
     const names = codes!.replace(/\s*\(.*\)/, "").split(" / ");
     const errors = errorCodes!.split(" / ");
-    names.forEach((name, i) => out.push([name, Number(status), type!, errors[i] ?? errors[0]!]));
+    names.forEach((name, i) => {
+      out.push([name, Number(status), type!, errors[i] ?? errors[0]!]);
+    });
   }
   return out;
 }

@@ -63,7 +63,7 @@ function parse(markdown) {
     while (j < lines.length && !lines[j].startsWith(open[1])) body.push(lines[j++]);
     const markers = [];
     for (let k = i - 1; k >= 0 && /^<!--.*-->$/.test(lines[k].trim()); k--) markers.unshift(lines[k].trim());
-    blocks.push({ line: i + 1, lang: open[2].toLowerCase(), text: body.join("\n") + "\n", markers, section });
+    blocks.push({ line: i + 1, lang: open[2].toLowerCase(), text: `${body.join("\n")}\n`, markers, section });
     i = j;
   }
   return blocks;

@@ -92,7 +92,7 @@ async function serve(instance?: string) {
 
 afterEach(async () => {
   for (const { server, clients } of open.splice(0)) {
-    clients.forEach((c) => c.close());
+    for (const c of clients) c.close();
     await server.close();
   }
 });

@@ -55,7 +55,7 @@ function rawClient(address: string) {
       const md = new Metadata();
       md.set("x-modelstub-session", session);
       const request = create(GenerateRequestSchema, { messages: [{ role: Role.USER, content }] });
-      (client as unknown as Record<string, Function>)["Generate"]!.call(client, request, md, (err: ServiceError | null, res: GenerateResponse) => (err ? reject(err) : resolve(res)));
+      (client as unknown as Record<string, (...args: unknown[]) => void>)["Generate"]!.call(client, request, md, (err: ServiceError | null, res: GenerateResponse) => (err ? reject(err) : resolve(res)));
     });
   return { call, close: () => client.close() };
 }

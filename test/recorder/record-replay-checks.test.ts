@@ -203,7 +203,7 @@ describe("replay checks each request against the one recorded (a Python upstream
       expect(extended.script).toMatch(/^# Extended by `modelstub record --record-mode new-episodes` from .*: 10 calls of session "default", 6 answered from the script, 4 recorded after its entries\./);
       expect(extended.script).toContain("replay: { mode: unordered }");
       // The first recording's entries keep their comments; the new ones follow, numbered on.
-      expect(extended.script).toMatch(/\nentries:\n  # call 1 \(Generate\) -> /);
+      expect(extended.script).toMatch(/\nentries:\n {2}# call 1 \(Generate\) -> /);
       expect(extended.script.match(/ call \d+ \(Generate\)/g)).toHaveLength(10);
       expect(extended.script).toMatch(/# call 6 \(Generate\) -> .*\n\s+- reply:\n\s+text: Paris is warmer\.(.*\n)+\s+# new-episodes run, call 7 \(Generate\) -> .*\n\s+- reply:\n\s+text: A joke\./);
       const again = await replay(extended.script, turns);

@@ -84,7 +84,7 @@ async function watch(pid: number, baseMb: number, boundMb: number, done: () => P
   }
 }
 
-let cleanup: (() => void)[] = [];
+const cleanup: (() => void)[] = [];
 afterEach(() => {
   for (const c of cleanup.splice(0)) c();
 });

@@ -36,6 +36,7 @@ describe("numbers and statuses at their limits", () => {
   });
 
   it("lists the largest context length, and verifies the largest times", async () => {
+    // biome-ignore lint/suspicious/noExplicitAny: a generic grpc-js client, its methods made at run time from the service definition
     const client = new (makeGenericClientConstructor(serviceDefinition(ModelService), "ModelService") as any)(s.address, credentials.createInsecure());
     try {
       const res = await new Promise<ListModelsResponse>((resolve, reject) => client.ListModels(create(ListModelsRequestSchema), new Metadata(), (err: Error | null, r: ListModelsResponse) => (err ? reject(err) : resolve(r))));

@@ -21,7 +21,7 @@ describe("modelstub validate", () => {
     expect(code).toBe(1);
     expect(out).toBe("");
     const latncy = corpus.find(([n]) => n === "unknown-key-latncy.yaml")!.slice(1);
-    expect(err).toBe([...latncy.map((l) => `${pathOf("unknown-key-latncy.yaml")}:${l}`), ...lines.map((l) => `${pathOf(name)}:${l}`)].join("\n") + "\n");
+    expect(err).toBe(`${[...latncy.map((l) => `${pathOf("unknown-key-latncy.yaml")}:${l}`), ...lines.map((l) => `${pathOf(name)}:${l}`)].join("\n")}\n`);
   });
 
   it("exits 0 on good files and says how many entries each has", async () => {

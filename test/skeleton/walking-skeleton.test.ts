@@ -11,6 +11,7 @@ import { serviceDefinition } from "../../src/grpc/service-definition.js";
 import { collect, userRequest } from "../support/requests.js";
 import { startStubServer, type StubServer } from "../support/start-stub-server.js";
 
+// biome-ignore lint/suspicious/noExplicitAny: a generic grpc-js client, its methods made at run time from the service definition
 const ModelClient = makeGenericClientConstructor(serviceDefinition(ModelService), "ModelService") as any;
 
 const threeEntries = `

@@ -55,7 +55,7 @@ export interface CaseOptions {
 }
 
 /** The value of `field` in variant `v` (a nested message with every field set). */
-function valueOf(field: DescField, v: Variant, options: CaseOptions, depth: number): unknown {
+function fieldValue(field: DescField, v: Variant, options: CaseOptions, depth: number): unknown {
   switch (field.fieldKind) {
     case "scalar":
       return scalar(field.scalar, v);
@@ -94,7 +94,7 @@ export function filled<T extends DescMessage>(schema: T, v: Variant, options: Ca
   const message = create(schema) as Message;
   for (const field of schema.fields) {
     if (field.oneof !== undefined && field.oneof.fields[arm % field.oneof.fields.length] !== field) continue;
-    set(message, field, valueOf(field, v, options, depth));
+    set(message, field, fieldValue(field, v, options, depth));
   }
   if (options.unknown) message.$unknown = unknownFields();
   return message;
@@ -117,7 +117,7 @@ export function schemaCases(schema: DescMessage, options: CaseOptions): SchemaCa
   for (const field of schema.fields) {
     for (const v of variants) {
       const message = create(schema) as Message;
-      set(message, field, valueOf(field, v, options, 0));
+      set(message, field, fieldValue(field, v, options, 0));
       if (options.unknown) message.$unknown = unknownFields();
       cases.push({ field: field.name, label: `${schema.typeName}.${field.name} alone, variant ${v}`, message });
     }

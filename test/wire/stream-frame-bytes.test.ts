@@ -10,7 +10,7 @@ describe("a GenerateStream frame on the wire", () => {
   // The hand-written path must be toBinary's bytes exactly: episodes and clients in other
   // languages see what toBinary would write, so any difference is a determinism bug.
   const texts = ["", " ", "Hello", "é", "日本語のテキスト", "🙂 emoji", "x".repeat(127), "y".repeat(128), "z".repeat(20_000), "line\nbreak\u0000nul"];
-  const ids = ["", "gen-default-1", "gen-ü-" + "9".repeat(200)];
+  const ids = ["", "gen-default-1", `gen-ü-${"9".repeat(200)}`];
   const models = ["", "modelstub", "m".repeat(300)];
 
   it("is the bytes toBinary writes for every text delta, including empty and multi-byte text and long fields", () => {
