@@ -20,6 +20,9 @@ export const { values: argv } = parseArgs({
     "chart-from": { type: "string" },
     // The echo section: run its server under `node --cpu-prof`, profiles written to this folder.
     "echo-prof": { type: "string" },
+    // A full run builds GripMock from source when it is not installed (bench/peer/build-gripmock.sh);
+    // this skips that, and GripMock's targets are then not measured.
+    "no-gripmock-build": { type: "boolean", default: false },
   },
 });
 export const quick = argv.quick;
