@@ -95,19 +95,31 @@ describe("the Gemini dialect over HTTP", () => {
     });
   });
 
-  it("streams a text chunk per event, each call whole, the last with the finish and the usage, the same bytes every run", async () => {
+  it("streams a text chunk per event, each call whole, the last with the finish and the usage", async () => {
     const r = await rawRequest(h.base, "POST", streamCall, { contents: [{ parts: [{ text: "use tools" }] }] }, { "x-modelstub-session": "stream" });
     expect(r.headers).toContainEqual(["content-type", "text/event-stream; charset=utf-8"]);
-    const parts = events(r.body).map((e) => (e as { candidates: { content: { parts: unknown[] }; finishReason?: string }[] }).candidates[0]!);
-    expect(parts.map((c) => [c.content.parts, c.finishReason])).toEqual([
+    const candidates = events(r.body).map((e) => (e as { candidates: { content: { parts: unknown[] }; finishReason?: string }[] }).candidates[0]!);
+    expect(candidates.map((c) => [c.content.parts, c.finishReason])).toEqual([
       [[{ text: "Two c" }], undefined],
       [[{ text: "alls." }], undefined],
       [[{ functionCall: { id: "call-stream-1-0", name: "bash", args: { command: "ls" } } }], undefined],
       [[{ functionCall: { id: "call-stream-1-1", name: "read", args: { path: "/etc/hosts" } } }], "STOP"],
     ]);
     expect(events(r.body).at(-1)).toHaveProperty("usageMetadata");
-    const [a, b] = [await rawRequest(h.base, "POST", streamCall, ask, { "x-modelstub-session": "same" }), await rawRequest(h.base, "POST", streamCall, ask, { "x-modelstub-session": "same" })];
-    expect(String(b.body)).toBe(String(a.body).replaceAll("gen-same-1", "gen-same-2"));
+  });
+
+  it("answers the same request with the same bytes from another server, unary and streamed", async () => {
+    const other = await startHttpStub(script);
+    try {
+      for (const path of [call, streamCall]) {
+        const body = { contents: [{ parts: [{ text: "use tools" }] }] };
+        const [a, b] = [await rawRequest(h.base, "POST", path, body, { "x-modelstub-session": `again-${path.length}` }), await rawRequest(other.base, "POST", path, body, { "x-modelstub-session": `again-${path.length}` })];
+        expect(b.body.equals(a.body), path).toBe(true);
+        expect(b.headers).toEqual(a.headers);
+      }
+    } finally {
+      await other.close();
+    }
   });
 
   it("refuses a stream without alt=sse: 400 in Google's shape, in no episode", async () => {
@@ -154,6 +166,14 @@ describe("the Gemini dialect over HTTP", () => {
     expect([deep.status, JSON.parse(String(deep.body)).error.status]).toEqual([400, "INVALID_ARGUMENT"]);
   });
 
+  it("refuses 1.04 million contents before parsing the body, in Google's shape", async () => {
+    const million = `{"contents":[${Array(1_040_000).fill("{}").join(",")}]} and then not JSON`;
+    const many = await rawRequest(h.base, "POST", call, million, { "x-modelstub-session": "hostile" });
+    expect(many.status).toBe(400);
+    expect(JSON.parse(String(many.body)).error).toEqual({ code: 400, status: "INVALID_ARGUMENT", message: expect.stringMatching(/^contents holds 1040000 contents; modelstub reads at most 10000 in a request/) });
+    expect(h.stub.episode("hostile").calls).toHaveLength(0);
+  });
+
   it("keeps GET /v1/models OpenAI's list, and Gemini's when Google's SDK asks", async () => {
     const openai = await rawRequest(h.base, "GET", "/v1/models");
     expect(JSON.parse(String(openai.body))).toMatchObject({ object: "list" });
@@ -162,11 +182,11 @@ describe("the Gemini dialect over HTTP", () => {
   });
 });
 
-describe("the Gemini dialect with a token", () => {
+describe("the Gemini dialect with a token and a size bound", () => {
   let h: HttpStub;
   let base: string;
   beforeAll(async () => {
-    h = await startHttpStub(script, { token: "s3cret-token" });
+    h = await startHttpStub(script, { token: "s3cret-token", maxBodyBytes: 4096 });
     base = h.base;
   });
   afterAll(() => h.close());
@@ -179,6 +199,12 @@ describe("the Gemini dialect with a token", () => {
   it("takes it from the SDK given the token as its apiKey", async () => {
     const r = await new GoogleGenAI({ apiKey: "s3cret-token", httpOptions: { baseUrl: base } }).models.generateContent({ model: "gemini-stub", contents: "hi" });
     expect(r.text).toBe("fine");
+  });
+
+  it("answers a body over the size bound 413 in Google's shape", async () => {
+    const large = await rawRequest(base, "POST", call, { contents: [{ parts: [{ text: "x".repeat(5000) }] }] }, { "x-goog-api-key": "s3cret-token" });
+    expect(large.status).toBe(413);
+    expect(JSON.parse(String(large.body))).toEqual({ error: { code: 413, message: "the request body is larger than 4096 bytes", status: "INVALID_ARGUMENT" } });
   });
 
   it("refuses a wrong key with 401 UNAUTHENTICATED in Google's shape", async () => {
