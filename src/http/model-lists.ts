@@ -54,3 +54,24 @@ export function catalogModelList(script: CompiledScript, outputModalities: strin
     })),
   };
 }
+
+/** The generation methods a Gemini model lists: the two modelstub serves. */
+const geminiMethods = ["generateContent", "streamGenerateContent"];
+
+/** One model in Gemini's shape, named `models/<id>` as Gemini names its models. */
+export function geminiModel(m: DeclaredModel): object {
+  return {
+    name: `models/${m.id}`,
+    version: "",
+    displayName: m.name,
+    description: "",
+    inputTokenLimit: m.contextLength,
+    outputTokenLimit: m.contextLength,
+    supportedGenerationMethods: geminiMethods,
+  };
+}
+
+/** `GET /v1beta/models`: Gemini's list shape, every model on one page (no nextPageToken). */
+export function geminiModelList(script: CompiledScript): object {
+  return { models: declaredModels(script).map(geminiModel) };
+}

@@ -5,7 +5,7 @@ import { requestLimits } from "../engine/request-limits.js";
 import { textContentAt, turnCounts, turnMessages } from "./anthropic-turns.js";
 import { readJsonBody } from "./read-json-body.js";
 import type { BodyLimits } from "./scan-json-body.js";
-import { booleanAt, invalid, isObject, kindOf, limitCount, missing, numberAt, objectAt, optional, Refusal, stringAt, uint32At, wrongType, type BadRequest, type Obj } from "./refusal.js";
+import { booleanAt, invalid, isObject, kindOf, limitCount, missing, numberAt, objectAt, optional, Refusal, stopSequencesAt, stringAt, uint32At, wrongType, type BadRequest, type Obj } from "./refusal.js";
 
 /** An Anthropic Messages request, as the engine's GenerateRequest plus whether to stream. */
 export interface AnthropicRequest {
@@ -26,12 +26,6 @@ function toolAt(v: unknown, param: string) {
     // The same text a gRPC client and chat completions write for the same schema object.
     parametersJson: JSON.stringify(objectAt(t["input_schema"], `${param}.input_schema`)),
   });
-}
-
-function stopSequencesAt(v: unknown, param: string): string[] {
-  if (!Array.isArray(v)) wrongType(param, "a list of strings", v);
-  limitCount(param, v.length, "stop sequences", requestLimits.stopSequences, "in a request");
-  return v.map((s, i) => stringAt(s, `${param}[${i}]`));
 }
 
 /** Sampling fields exactly as sent: proto3 optional fields stay unset when the client left them out. */

@@ -1,4 +1,4 @@
-import { overLimitMessage } from "../engine/request-limits.js";
+import { overLimitMessage, requestLimits } from "../engine/request-limits.js";
 
 // The request-shape checks of parseChatRequest (parse-chat-request.ts): each reads one field of
 // the body as the type it must have, or throws a Refusal naming the field and OpenAI's error code.
@@ -97,4 +97,11 @@ export function seedAt(v: unknown, param: string): bigint {
 export function booleanAt(v: unknown, param: string): boolean {
   if (typeof v !== "boolean") wrongType(param, "true or false", v);
   return v;
+}
+
+/** The value at `param` as a list of stop sequences (Anthropic's `stop_sequences`, Gemini's `stopSequences`), within the request limit. */
+export function stopSequencesAt(v: unknown, param: string): string[] {
+  if (!Array.isArray(v)) wrongType(param, "a list of strings", v);
+  limitCount(param, v.length, "stop sequences", requestLimits.stopSequences, "in a request");
+  return v.map((s, i) => stringAt(s, `${param}[${i}]`));
 }

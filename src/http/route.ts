@@ -2,6 +2,7 @@ import { sameToken } from "../engine/same-token.js";
 import { quoteClipped } from "../shared/clip-text.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Stub } from "../engine/create-stub.js";
+import type { CompiledScript } from "../script/compiled-script.js";
 import { Code } from "../shared/status-code.js";
 import { heavyRequestBytes, heavyTurn } from "../shared/heavy-turns.js";
 import { anthropicCountTokens, anthropicErrorShape, anthropicMessages } from "./anthropic-messages.js";
@@ -10,10 +11,11 @@ import { chatCompletions } from "./chat-completions.js";
 import { answerDialect, type HttpDialect } from "./http-dialect.js";
 import { readBody, textOf } from "./read-body.js";
 import { frontError, openAiErrorShape, type ErrorShape, type HttpError } from "./http-error.js";
+import { geminiCallOf, geminiDialect, geminiErrorShape, geminiModelsBase } from "./gemini.js";
 import { responses } from "./responses.js";
 import { retryCountOf, type DroppedRequests } from "./dropped-requests.js";
 import type { HttpRequestLog } from "./http-log.js";
-import { catalogModelList, declaredModels, openAiModel, openAiModelList } from "./model-lists.js";
+import { catalogModelList, declaredModels, geminiModel, geminiModelList, openAiModel, openAiModelList } from "./model-lists.js";
 import { sendError, sendJson } from "./send.js";
 
 // How startHttpServer (start-http-server.ts) routes a request: the checks before routing (the
@@ -76,6 +78,7 @@ export function errorShapeOf(requestPath: string): ErrorShape {
   const path = servedPath(requestPath);
   const shape = modelRoutes.get(path)?.shape;
   if (shape) return shape;
+  if (path.startsWith("/v1beta/") || geminiCallOf(path)) return geminiErrorShape;
   return path.startsWith("/v1/messages/") ? messagesRoute.shape : openAiErrorShape;
 }
 
@@ -105,20 +108,22 @@ export function targetOf(raw: string): { url: URL } | { error: string } {
 
 /**
  * A 401 when the front needs a token and the request does not carry it, as `authorization:
- * Bearer <token>` (how the OpenAI SDKs and Anthropic's TypeScript SDK send their key) or as
- * `x-api-key: <token>` (how Anthropic's API reads it, and clients such as Claude Code send it).
+ * Bearer <token>` (how the OpenAI SDKs and Anthropic's TypeScript SDK send their key), as
+ * `x-api-key: <token>` (how Anthropic's API reads it, and clients such as Claude Code send it), or
+ * as Gemini's API key: `x-goog-api-key: <token>` (how @google/genai sends it) or `?key=<token>`
+ * in the query (`query`, the request's), the other way Google's APIs take one.
  */
-export function unauthorized(req: IncomingMessage, token: string | undefined, shape: ErrorShape): HttpError | undefined {
+export function unauthorized(req: IncomingMessage, token: string | undefined, shape: ErrorShape, query?: URLSearchParams): HttpError | undefined {
   if (token === undefined) return undefined;
   const auth = headerText(req, "authorization");
   const m = /^Bearer\s+(.*)$/i.exec(auth);
   if (m && sameToken(m[1]!, token)) return undefined;
-  const apiKey = headerText(req, "x-api-key");
+  const apiKey = headerText(req, "x-api-key") || headerText(req, "x-goog-api-key") || (query?.get("key") ?? "");
   if (apiKey && sameToken(apiKey, token)) return undefined;
   const message =
     auth || apiKey
-      ? "wrong token: this server needs `authorization: Bearer <token>` (or `x-api-key: <token>`) with its --control-token"
-      : "this server is exposed beyond loopback and needs `authorization: Bearer <token>` (or `x-api-key: <token>`) with its --control-token (the SDKs send their apiKey so)";
+      ? "wrong token: this server needs `authorization: Bearer <token>` (or `x-api-key: <token>`, or Gemini's `x-goog-api-key: <token>`) with its --control-token"
+      : "this server is exposed beyond loopback and needs `authorization: Bearer <token>` (or `x-api-key: <token>`, or Gemini's `x-goog-api-key: <token>`) with its --control-token (the SDKs send their apiKey so)";
   return frontError(401, message, "invalid_api_key", [["www-authenticate", "Bearer"]], shape);
 }
 
@@ -135,7 +140,7 @@ export async function refuseWith(res: ServerResponse, e: HttpError, code: number
 }
 
 const routesHelp =
-  "modelstub serves POST /v1/chat/completions (also /chat/completions), POST /v1/messages (Anthropic) and /v1/messages/count_tokens, POST /v1/responses (also /responses), GET /v1/models, GET /v1/models/{id} (also /models/{id}) and GET /models (also /v1/models?output_modalities=...), and each of them under OpenRouter's base /api/v1 as at the host root";
+  "modelstub serves POST /v1/chat/completions (also /chat/completions), POST /v1/messages (Anthropic) and /v1/messages/count_tokens, POST /v1/responses (also /responses), GET /v1/models, GET /v1/models/{id} (also /models/{id}) and GET /models (also /v1/models?output_modalities=...), and each of them under OpenRouter's base /api/v1 as at the host root; and Gemini's POST /v1beta/models/{model}:generateContent and :streamGenerateContent?alt=sse, GET /v1beta/models and /v1beta/models/{model}, each under /v1/models too (the lists when asked by Google's SDK)";
 
 function wrongMethod(res: ServerResponse, allow: string, shape: ErrorShape = openAiErrorShape): Partial<HttpRequestLog> {
   sendError(res, frontError(405, `use ${allow} here; ${routesHelp}`, "method_not_allowed", [["allow", allow]], shape));
@@ -158,7 +163,9 @@ export interface Routed {
 /** Answers a request that passed the checks by its path: a model call in one of the dialects, or the model lists; resolves with its log fields. */
 export async function route(stub: Stub, { req, res, url, session, step, drops, processingComments }: Routed, maxBody: number): Promise<Partial<HttpRequestLog>> {
   const path = servedPath(url.pathname);
-  const model = modelRoutes.get(path);
+  // Gemini's model is a segment of its path: a dialect per call, for that model.
+  const gemini = geminiCallOf(path);
+  const model = gemini ? dialectRoute(geminiDialect(gemini, url.searchParams.get("alt") === "sse")) : modelRoutes.get(path);
   if (model) {
     if (req.method !== "POST") return wrongMethod(res, "POST", model.shape);
     const read = await readBody(req, maxBody);
@@ -184,6 +191,9 @@ export async function route(stub: Stub, { req, res, url, session, step, drops, p
     return model.handle(stub, res, body, { session, step, drops: { tracker: drops, body: read.digest, retryCount: retryCountOf(headerText(req, "x-stainless-retry-count")) }, processingComments });
   }
   const script = stub.scriptOf(session);
+  const geminiBase = geminiModelsBase(path, headerText(req, "x-goog-api-client") !== "" || headerText(req, "x-goog-api-key") !== "");
+  // A method modelstub does not serve (`:countTokens`, `:embedContent`) is no model: a 404 below.
+  if (geminiBase && !path.slice(geminiBase.length).includes(":")) return geminiModels(res, req.method, script, path, geminiBase);
   if (path === "/v1/models" || path === "/models") {
     if (req.method !== "GET") return wrongMethod(res, "GET");
     // OpenRouter's catalog: at /models (its base URL ends in /api/v1, ours may have no prefix),
@@ -209,4 +219,22 @@ export async function route(stub: Stub, { req, res, url, session, step, drops, p
   }
   sendError(res, frontError(404, `no route ${req.method} ${url.pathname}; ${routesHelp}`, "not_found", [], errorShapeOf(path)));
   return { status: 404 };
+}
+
+/** `GET <base>` and `GET <base>/{model}` (`base` `/v1beta/models` or `/v1/models`) in Gemini's shapes, its errors in Google's. */
+function geminiModels(res: ServerResponse, method: string | undefined, script: CompiledScript, path: string, base: string): Partial<HttpRequestLog> {
+  if (method !== "GET") return wrongMethod(res, "GET", geminiErrorShape);
+  if (path === base) {
+    sendJson(res, 200, geminiModelList(script));
+    return { status: 200 };
+  }
+  // The whole path decoded once already (targetOf), so this cannot throw.
+  const id = decodeURIComponent(path.slice(base.length + 1));
+  const declared = declaredModels(script).find((m) => m.id === id);
+  if (!declared) {
+    sendError(res, frontError(404, `the script declares no model ${quoteClipped(id)}; GET ${base} lists the ones it does`, "model_not_found", [], geminiErrorShape));
+    return { status: 404 };
+  }
+  sendJson(res, 200, geminiModel(declared));
+  return { status: 200 };
 }

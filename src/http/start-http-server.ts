@@ -106,7 +106,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     const base: HttpRequestLog = { method: req.method ?? "", path, status: 0, session: session.slice(0, 140), step: step.slice(0, 140), entry: "", outcome: "", declaredMs: 0 };
     // Refusals before routing speak the dialect of the path asked for (Anthropic's on /v1/messages).
     const shape = errorShapeOf(path);
-    const denied = unauthorized(req, options.token, shape);
+    const denied = unauthorized(req, options.token, shape, "url" in target ? target.url.searchParams : undefined);
     const bad = checkSessionName(session);
     const answered: Promise<Partial<HttpRequestLog>> = denied
       ? refuseWith(res, denied, Code.UNAUTHENTICATED)

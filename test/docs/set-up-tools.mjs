@@ -48,7 +48,7 @@ export function tsProjectFor(tmp, tarball) {
   mkdirSync(path.join(dir, "src"), { recursive: true });
   writeFileSync(path.join(dir, "package.json"), `${JSON.stringify({ name: "doc-blocks", private: true, type: "module" })}\n`);
   const dev = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")).devDependencies ?? {};
-  const pins = ["typescript", "@types/node", "openai", "@anthropic-ai/sdk"].filter((p) => dev[p]).map((p) => `${p}@${dev[p]}`);
+  const pins = ["typescript", "@types/node", "openai", "@anthropic-ai/sdk", "@google/genai"].filter((p) => dev[p]).map((p) => `${p}@${dev[p]}`);
   console.log(`setup: npm install ${path.basename(tarball)} ${pins.join(" ")} (the project for ts blocks)`);
   const r = spawnSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error", tarball, ...pins], { cwd: dir, encoding: "utf8" });
   tsProject = r.status === 0 ? { dir } : { error: `npm install in the ts project failed:\n${r.stdout}${r.stderr}` };

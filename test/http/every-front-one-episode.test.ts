@@ -1,5 +1,6 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { create } from "@bufbuild/protobuf";
+import { GoogleGenAI, type Content, type GenerateContentResponse } from "@google/genai";
 import type OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { GenerateRequestSchema, MessageSchema, Role, SamplingParamsSchema, ToolCallSchema, ToolSchema, type GenerateResponse, type GenerateStreamResponse, type Message } from "../../gen/modelstub/v1/model_pb.js";
@@ -8,7 +9,7 @@ import { startStubServer } from "../support/start-stub-server.js";
 import { startHttpStub } from "./http-stub.js";
 
 // One agent loop, driven through each front by that front's own client, against one script: the
-// four sessions must record the same episode bytes, and the four clients see the same turns.
+// five sessions must record the same episode bytes, and the five clients see the same turns.
 
 const script = `
 entries:
@@ -184,8 +185,32 @@ const viaResponses = () =>
     });
   });
 
+const viaGemini = () =>
+  viaHttp(async (base, headers) => {
+    const ai = new GoogleGenAI({ apiKey: "unused", httpOptions: { baseUrl: base, headers } });
+    const config = { systemInstruction: system, tools: [{ functionDeclarations: [{ name: "bash", description: "Runs a command.", parametersJsonSchema: schema }] }], maxOutputTokens: 256 };
+    return agentLoop({
+      async turn(stream, history) {
+        const contents: Content[] = [{ role: "user", parts: [{ text: question }] }];
+        const [first, second] = history;
+        if (first) {
+          contents.push({ role: "model", parts: [{ text: first.text }, ...first.calls.map(([id, name, args]) => ({ functionCall: { id, name, args: JSON.parse(args) as Record<string, unknown> } }))] });
+          const [id, name] = first.calls[0]!;
+          contents.push({ role: "user", parts: [{ functionResponse: { id, name, response: { output: toolOutput } } }] });
+        }
+        if (second) contents.push({ role: "model", parts: [{ text: second.text }] }, { role: "user", parts: [{ text: "thanks" }] });
+        const params = { model: "m1", contents, config };
+        const chunks: GenerateContentResponse[] = stream ? [] : [await ai.models.generateContent(params)];
+        if (stream) for await (const c of await ai.models.generateContentStream(params)) chunks.push(c);
+        const parts = chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []);
+        const calls = parts.flatMap((p): Turn["calls"] => (p.functionCall ? [[p.functionCall.id ?? "", p.functionCall.name ?? "", JSON.stringify(p.functionCall.args)]] : []));
+        return { text: parts.map((p) => p.text ?? "").join(""), calls };
+      },
+    });
+  });
+
 describe("one agent loop through every front", () => {
-  it("records byte-identical episodes over gRPC, chat completions, Anthropic Messages and OpenAI Responses, and every client sees the same turns", async () => {
+  it("records byte-identical episodes over gRPC, chat completions, Anthropic Messages, OpenAI Responses and Gemini, and every client sees the same turns", async () => {
     const grpc = await viaGrpc();
     expect(grpc.turns).toEqual([
       { text: "Looking.", calls: [["call-agent-1-0", "bash", '{"command":"ls /tmp"}']] },
@@ -197,6 +222,7 @@ describe("one agent loop through every front", () => {
       ["chat completions", viaChatCompletions],
       ["Anthropic Messages", viaAnthropic],
       ["OpenAI Responses", viaResponses],
+      ["Gemini", viaGemini],
     ] as const) {
       const other = await run();
       expect(other.turns, front).toEqual(grpc.turns);

@@ -24,7 +24,7 @@ export interface HttpStub {
 /** Starts a stub serving `scriptText` (the built-in default script when undefined) over HTTP. */
 export async function startHttpStub(
   scriptText: string | undefined,
-  opts: { clock?: "real" | "virtual"; limits?: Pick<StubOptions, "maxSessions" | "maxEpisodeCalls" | "maxEpisodeBytes">; processingComments?: boolean } = {},
+  opts: { clock?: "real" | "virtual"; limits?: Pick<StubOptions, "maxSessions" | "maxEpisodeCalls" | "maxEpisodeBytes">; processingComments?: boolean; token?: string; maxBodyBytes?: number } = {},
 ): Promise<HttpStub> {
   const script = scriptText === undefined ? defaultScript() : loadScriptText(scriptText, "test.yaml");
   const stub = createStub({ script, clock: opts.clock === "real" ? createRealClock() : createVirtualClock(), ...opts.limits });
@@ -34,6 +34,8 @@ export async function startHttpStub(
     stub,
     address: "127.0.0.1:0",
     processingComments: opts.processingComments,
+    token: opts.token,
+    maxBodyBytes: opts.maxBodyBytes,
     log: (r) => {
       logs.push(r);
       loggedAt.push(performance.now());

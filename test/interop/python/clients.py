@@ -1,5 +1,8 @@
 """The client matrix (issue 32, item 4; run by ../dialects.sh): Python clients on their default paths.
 
+Longer than 250 lines because it is one table of clients, each a short loop of its own, sharing
+the server, episode and route checks: split, every file would repeat them.
+
 Each client, set up with only its base URL and API key (no session or step header, no retries
 turned off, nothing else), runs one tool loop unary and one streamed against its own fresh
 `modelstub serve --http` serving ../clients.yaml on the virtual clock: the model asks for
