@@ -1,18 +1,18 @@
 import { isLoopbackHost } from "../grpc/is-loopback-host.js";
 import { splitAddress } from "../grpc/start-grpc-server.js";
 import { parseHttpAddress } from "../http/start-http-server.js";
-import { createGrpcUpstream } from "../recorder/grpc-upstream.js";
-import { createOpenAiUpstream } from "../recorder/openai-upstream.js";
-import { startRecorder } from "../recorder/start-recorder.js";
+import { createGrpcUpstream } from "../upstream-recorder/grpc-upstream.js";
+import { createOpenAiUpstream } from "../upstream-recorder/openai-upstream.js";
+import { startRecorder } from "../upstream-recorder/start-recorder.js";
 import { ListenError } from "../server/start-fronts.js";
-import type { Upstream, UpstreamOptions } from "../recorder/upstream.js";
+import type { Upstream, UpstreamOptions } from "../upstream-recorder/upstream.js";
 import { whyUnwritable } from "../script/write-script-file.js";
 import { catchStopSignals } from "./catch-stop-signals.js";
 import { durationOption, formatOptionsHelp, resolveOptions, UsageError, type OptionSpec } from "./options.js";
 import { listenProblem } from "./serve-error.js";
 import type { MatchKind } from "../script/request-match-of.js";
 import { stat } from "node:fs/promises";
-import { readPriorScript, type PriorScript } from "../recorder/prior-script.js";
+import { readPriorScript, type PriorScript } from "../upstream-recorder/prior-script.js";
 import { ScriptError } from "../script/script-error.js";
 import { errorText } from "../shared/status-error.js";
 

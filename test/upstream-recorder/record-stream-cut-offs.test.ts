@@ -6,9 +6,9 @@ import { EpisodeSchema, StreamBreak } from "../../gen/modelstub/v1/episode_pb.js
 import { startServer } from "../../src/library/start-server.js";
 import { createGrpcPort } from "../../src/port/grpc-port.js";
 import { ModelCallError } from "../../src/port/model-port.js";
-import { createGrpcUpstream } from "../../src/recorder/grpc-upstream.js";
-import { createOpenAiUpstream } from "../../src/recorder/openai-upstream.js";
-import { startRecorder } from "../../src/recorder/start-recorder.js";
+import { createGrpcUpstream } from "../../src/upstream-recorder/grpc-upstream.js";
+import { createOpenAiUpstream } from "../../src/upstream-recorder/openai-upstream.js";
+import { startRecorder } from "../../src/upstream-recorder/start-recorder.js";
 import { Code } from "../../src/shared/status-code.js";
 import { startFakeUpstream } from "../support/fake-openai-upstream.js";
 import { collect, userRequest } from "../support/requests.js";

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startServer } from "../../src/library/start-server.js";
 import { createGrpcPort } from "../../src/port/grpc-port.js";
-import { createOpenAiUpstream } from "../../src/recorder/openai-upstream.js";
-import { startRecorder } from "../../src/recorder/start-recorder.js";
+import { createOpenAiUpstream } from "../../src/upstream-recorder/openai-upstream.js";
+import { startRecorder } from "../../src/upstream-recorder/start-recorder.js";
 import { loadScriptText } from "../../src/script/load-script.js";
 import { startFakeUpstream } from "../support/fake-openai-upstream.js";
 import { userRequest } from "../support/requests.js";
