@@ -11,7 +11,7 @@ import { getEpisodeMaxBytes } from "../../src/grpc/get-episode-answer.js";
 import { maxStatusDetailsWireBytes } from "../../src/grpc/fit-status-details.js";
 import { maxUnwrittenBytes } from "../../src/grpc/model-service.js";
 import { streamResetLimit } from "../../src/grpc/start-grpc-server.js";
-import { maxJsonDepth, maxJsonValues } from "../../src/http/read-json-body.js";
+import { maxJsonDepth, maxJsonValues } from "../../src/http/scan-json-body.js";
 import { maxQuotedChars } from "../../src/shared/clip-text.js";
 import { httpTimeouts } from "../../src/http/start-http-server.js";
 
