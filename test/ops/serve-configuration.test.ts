@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { OptionSpec } from "../../src/cli/options.js";
 import { Code } from "../../src/shared/status-code.js";
 import { createControlClient } from "../../src/port/control-client.js";
 import { openGrpcPort } from "../../src/port/grpc-port.js";
@@ -77,7 +78,7 @@ describe("configuration", () => {
   });
 
   it("documents every option, with its variable, default and allowed values, in `serve --help`", async () => {
-    const { serveOptions } = await import("../../src/cli/serve-options.js");
+    const serveOptions: readonly OptionSpec[] = (await import("../../src/cli/serve-options.js")).serveOptions;
     const help = await runCli(["serve", "--help"]);
     expect(help.code).toBe(0);
     for (const o of serveOptions) {
