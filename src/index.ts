@@ -7,8 +7,8 @@
 export { startServer, type StartServerOptions, type StubServer } from "./library/start-server.js";
 export type { StubControl, SessionSummary, SessionReadOptions } from "./library/stub-control.js";
 export { createGrpcPort } from "./library/create-grpc-port.js";
-export type { ModelPort, GenerateRequestInit } from "./library/model-port.js";
-export { loadScript, loadScriptFile } from "./library/load-script.js";
+export { loadScript } from "./library/load-script.js";
+export { loadScriptFile } from "./script/load-script.js";
 export { validateScript, validateScriptFile, type ScriptValidation } from "./library/validate-script.js";
 export { crashMatrix, crashMatrixSize, matrixPositions, type CrashMatrixOptions, type MatrixKind, type MatrixPlan, type MatrixPosition } from "./library/crash-matrix.js";
 export { runMatrix, type RunMatrixOptions } from "./library/run-matrix.js";
@@ -17,7 +17,7 @@ export type { MatrixReport, PlanReport, ReportCall, ReportFault, ReportPosition,
 export type { ExpectationsInput as MatrixExpectations } from "./matrix/expectations.js";
 export type { ScriptObject, ScriptSource } from "./library/script-source.js";
 export { loadFaultPlan, loadFaultPlanFromFile as loadFaultPlanFile, type FaultPlanObject, type FaultPlanSource } from "./library/fault-plan-source.js";
-export { ModelCallError, type PortCallOptions } from "./port/model-port.js";
+export { ModelCallError, type GenerateRequestInit, type ModelPort, type PortCallOptions } from "./port/model-port.js";
 export { collectStream } from "./port/collect-stream.js";
 export { ScriptError, type ScriptIssue } from "./script/script-error.js";
 export { Code, type CodeName } from "./shared/status-code.js";

@@ -43,7 +43,7 @@ export async function measureEcho() {
   const { calls, warmup, sizes } = cfg.echo;
   const out = { calls, sizes: sizes.map(({ words, batch }) => ({ words, batch, echoBytes: Buffer.byteLength(`PROBE-ECHO ${"word ".repeat(words)}`), fronts: {} })) };
   if (!modelstubBuilt) return out;
-  const { createGrpcPort } = await import(dist("src/port/grpc-port.js"));
+  const { openGrpcPort } = await import(dist("src/port/grpc-port.js"));
   const { createControlClient } = await import(dist("src/port/control-client.js"));
   const { create } = await import("@bufbuild/protobuf");
   const { GenerateRequestSchema, Role } = await import(dist("gen/modelstub/v1/model_pb.js"));
@@ -51,7 +51,7 @@ export async function measureEcho() {
   for (const front of fronts) {
     for (const size of out.sizes) {
       const { server, grpcPort, httpPort } = await startEchoServer(front, size.echoBytes);
-      const grpc = createGrpcPort(`127.0.0.1:${grpcPort}`);
+      const grpc = openGrpcPort(`127.0.0.1:${grpcPort}`);
       const control = createControlClient(`127.0.0.1:${grpcPort}`);
       try {
         const text = `PROBE-ECHO ${"word ".repeat(size.words)}`;

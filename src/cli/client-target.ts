@@ -1,13 +1,13 @@
 import { credentials as grpcCredentials, type ChannelCredentials, type ChannelOptions } from "@grpc/grpc-js";
 import { readFile } from "node:fs/promises";
 import { isIP } from "node:net";
-import type { OptionSpec, ResolvedOptions } from "./options.js";
+import type { OptionSpec, OptionsOf } from "./options.js";
 
 /**
  * How the client commands (health, episode, session) reach a running server: one address
  * option and one pair of TLS options, so every command dials the same way and documents it alike.
  */
-export function clientOptions(addrDescription: string): OptionSpec[] {
+export function clientOptions(addrDescription: string) {
   return [
     {
       name: "addr",
@@ -26,17 +26,20 @@ export function clientOptions(addrDescription: string): OptionSpec[] {
       description:
         "PEM root certificate to trust with --tls. Default: the certificate in MODELSTUB_TLS_CERT when set (trusted as it is, whatever host name it carries, since the client dials the server it names), else the system roots. Give the CA here for a CA-signed certificate.",
     },
-  ];
+  ] as const satisfies readonly OptionSpec[];
 }
 
+/** What clientOptions resolve to: the address and TLS options of a client command. */
+export type ClientOptions = OptionsOf<ReturnType<typeof clientOptions>>;
+
 /** The option every ControlService command takes: the server's --control-token. */
-export const controlTokenOption: OptionSpec = {
+export const controlTokenOption = {
   name: "control-token",
   env: "MODELSTUB_CONTROL_TOKEN",
   type: "string",
   arg: "TOKEN",
   description: "Bearer token for a server started with --control-token.",
-};
+} as const satisfies OptionSpec;
 
 /** The address to dial for a server bound to `bind`: a wildcard bind is dialled on the loopback. */
 export function probeAddressOf(bind: string): string {
@@ -69,14 +72,14 @@ export interface ClientTarget {
  * `docker exec`) reaches the server the image configured, TLS included, with no flags.
  * Rejects when the certificate to trust cannot be read.
  */
-export async function clientTarget(options: ResolvedOptions, addrFromDefault: boolean, env: NodeJS.ProcessEnv = process.env): Promise<ClientTarget> {
-  const addr = addrFromDefault && env["MODELSTUB_GRPC"] ? probeAddressOf(env["MODELSTUB_GRPC"]) : String(options["addr"]);
+export async function clientTarget(options: ClientOptions, addrFromDefault: boolean, env: NodeJS.ProcessEnv = process.env): Promise<ClientTarget> {
+  const addr = addrFromDefault && env["MODELSTUB_GRPC"] ? probeAddressOf(env["MODELSTUB_GRPC"]) : options["addr"];
   const serverCert = env["MODELSTUB_TLS_CERT"] || undefined;
   if (!options["tls"] && !serverCert) return { addr, creds: grpcCredentials.createInsecure() };
   // grpc-js sends the host as the TLS server name, and Node warns (DEP0123) when that is an IP
   // address: noise to someone who dialled 127.0.0.1 on purpose, on stderr that scripts read.
   if (isIP(hostOf(addr)) !== 0) process.noDeprecation = true;
-  const ca = options["tls-ca"] as string | undefined;
+  const ca = options["tls-ca"];
   if (ca) return { addr, creds: grpcCredentials.createSsl(await readFile(ca)) };
   if (!serverCert) return { addr, creds: grpcCredentials.createSsl(null) };
   // Trusting exactly the server's own certificate: whichever name it was issued for, it is the

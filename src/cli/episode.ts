@@ -9,7 +9,7 @@ import { clientOptions, clientTarget, controlTokenOption, type ClientTarget } fr
 import { formatOptionsHelp, resolveOptions, UsageError, type OptionSpec } from "./options.js";
 
 const [addrOption, ...tlsOptions] = clientOptions("Server to fetch from (when no FILE is given).");
-const specs: OptionSpec[] = [
+const specs = [
   addrOption!,
   { name: "session", type: "string", arg: "NAME", default: "default", description: "Session to fetch." },
   { name: "out", type: "string", arg: "FILE", description: "Also write the episode's deterministic bytes to FILE." },
@@ -21,7 +21,7 @@ const specs: OptionSpec[] = [
   controlTokenOption,
   ...tlsOptions,
   { name: "help", type: "boolean", description: "Print this help." },
-];
+] as const satisfies readonly OptionSpec[];
 
 const usage = `usage: modelstub episode [FILE] [options]
        modelstub episode compare A B
@@ -137,10 +137,10 @@ export async function episode(argv: string[]): Promise<number> {
       ({ episode: ep, bytes } = await readNamedEpisode(positionals[0]));
     } else {
       const target = await clientTarget(options, sources["addr"] === "default");
-      bytes = await fetchEpisodeBytes(target, String(options["session"]), options["control-token"] as string | undefined, Boolean(options["allow-missing"]));
+      bytes = await fetchEpisodeBytes(target, options["session"], options["control-token"], options["allow-missing"]);
       ep = fromBinary(EpisodeSchema, bytes);
     }
-    if (options["out"]) await writeFile(String(options["out"]), bytes);
+    if (options["out"]) await writeFile(options["out"], bytes);
     process.stdout.write(`${toJsonString(EpisodeSchema, ep ?? create(EpisodeSchema), { prettySpaces: 2, useProtoFieldName: true })}\n`);
     return 0;
   } catch (err) {

@@ -13,13 +13,13 @@ import { clientOptions, clientTarget, type ClientTarget } from "./client-target.
 import { formatOptionsHelp, resolveOptions, UsageError, type OptionSpec } from "./options.js";
 
 const [addrOption, ...tlsOptions] = clientOptions("Server to probe.");
-const specs: OptionSpec[] = [
+const specs = [
   addrOption!,
   { name: "service", type: "string", arg: "NAME", default: "", description: 'Service to ask about; "" is the whole server.' },
   { name: "timeout", type: "string", arg: "DURATION", default: "1s", description: "How long to wait for the connection and the answer." },
   ...tlsOptions,
   { name: "help", type: "boolean", description: "Print this help." },
-];
+] as const satisfies readonly OptionSpec[];
 
 const usage = `usage: modelstub health [options]
 
@@ -49,7 +49,7 @@ export async function health(argv: string[]): Promise<number> {
     process.stdout.write(usage);
     return 0;
   }
-  const timeoutMs = parseDuration(String(options["timeout"]));
+  const timeoutMs = parseDuration(options["timeout"]);
   if (timeoutMs === undefined) {
     process.stderr.write(`modelstub health: --timeout must be a duration like 1s or 500ms\n`);
     return 1;
@@ -75,7 +75,7 @@ export async function health(argv: string[]): Promise<number> {
       return 2;
     }
     const res = await new Promise<HealthCheckResponse | ServiceError>((resolve) =>
-      client.Check(create(HealthCheckRequestSchema, { service: String(options["service"]) }), { deadline }, (e, r) => resolve(e ?? r!)),
+      client.Check(create(HealthCheckRequestSchema, { service: options["service"] }), { deadline }, (e, r) => resolve(e ?? r!)),
     );
     if ("code" in res && typeof res.code === "number" && !("status" in res)) {
       const e = res as ServiceError;

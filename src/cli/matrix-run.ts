@@ -9,11 +9,11 @@ import type { MatrixReport, PlanReport } from "../matrix/report-types.js";
 import { runMatrix, type RunMatrixOptions } from "../matrix/run-matrix.js";
 import { junitXml, jsonLines } from "../matrix/write-reports.js";
 import { readEpisodeFile } from "./episode.js";
-import { durationOption, formatOptionsHelp, intOption, resolveOptions, UsageError, type OptionSpec } from "./options.js";
+import { durationOption, formatOptionsHelp, intOption, resolveOptions, UsageError, type OptionSpec, type OptionsOf } from "./options.js";
 import { checkScriptFile } from "./validate.js";
 import { matrixHtml } from "../matrix/matrix-html.js";
 
-const specs: OptionSpec[] = [
+const specs = [
   { name: "from-episode", type: "string", arg: "FILE", description: "Take positions from this episode of a clean run instead of the runner's own clean run." },
   { name: "positions", type: "string", arg: "SPEC", description: "Fault these calls: STEP:N or STEP:N-M, comma-separated (`:N` is the main list). With --from-episode, picked among its calls. Default: every call of the clean run." },
   { name: "kinds", type: "string", arg: "LIST", default: "unavailable,timeout", description: `Failure kinds, comma-separated: ${matrixKinds.join(", ")}. crash holds the call, SIGKILLs COMMAND and starts it again with MODELSTUB_RESTART=1.` },
@@ -40,7 +40,10 @@ const specs: OptionSpec[] = [
   { name: "out", type: "string", arg: "DIR", description: "Where episodes (DIR/episodes/<id>.json) and workdirs (DIR/work/) go. Default: a new temporary directory." },
   { name: "timeout", type: "string", arg: "DURATION", default: "60s", description: "SIGKILL one start of COMMAND that runs longer (the plan fails)." },
   { name: "help", type: "boolean", description: "Print this help." },
-];
+] as const satisfies readonly OptionSpec[];
+
+/** What `matrix run`'s command line resolves to. */
+type MatrixRunOptions = OptionsOf<typeof specs>;
 
 const usage = `usage: modelstub matrix run SCRIPT [options] -- COMMAND [ARGS...]
 
@@ -79,7 +82,7 @@ async function scriptChaos(file: string): Promise<ChaosSettings | undefined> {
 const chaosRateKinds = ["error", "timeout", "hang", "break", "latency"] as const;
 
 /** The chaos of --chaos-seeds: the script's (or the default), with --chaos-rates and --chaos-budget over it. */
-function chaosSettings(options: Record<string, string | boolean | undefined>, fromScript: ChaosSettings | undefined): ChaosSettings {
+function chaosSettings(options: MatrixRunOptions, fromScript: ChaosSettings | undefined): ChaosSettings {
   const chaos: ChaosSettings = { ...(fromScript ?? defaultChaos) };
   const ratesText = options["chaos-rates"];
   if (typeof ratesText === "string") {
@@ -102,8 +105,8 @@ function chaosSettings(options: Record<string, string | boolean | undefined>, fr
     if (sum > 1 + 1e-9) throw new UsageError(`--chaos-rates: the rates sum to ${Number(sum.toFixed(6))}, more than 1`);
     chaos.rates = rates;
   }
-  if (options["chaos-budget"] !== undefined) {
-    const budget = intOption(options, "chaos-budget")!;
+  const budget = intOption(options, "chaos-budget");
+  if (budget !== undefined) {
     if (budget < 0) throw new UsageError("--chaos-budget must be 0 (no budget) or more");
     if (budget === 0) delete chaos.budget;
     else chaos.budget = budget;
@@ -134,13 +137,13 @@ async function optionsOf(argv: string[]): Promise<{ run: RunMatrixOptions; repor
   }
   if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? "give the script file" : `give one script file before --, not ${positionals.length} (COMMAND goes after --)`);
   if (command.length === 0) throw new UsageError("give the executor to run after --, like: modelstub matrix run agent.yaml -- python3 agent.py");
-  const jobs = intOption(options, "jobs")!;
-  const repeat = intOption(options, "repeat")!;
+  const jobs = intOption(options, "jobs");
+  const repeat = intOption(options, "repeat");
   if (jobs < 1) throw new UsageError("--jobs must be at least 1");
   if (repeat < 1) throw new UsageError("--repeat must be at least 1");
   if (options["update-golden"] && !options["golden"]) throw new UsageError("--update-golden needs --golden DIR");
   if (options["http-url"] && !options["addr"]) throw new UsageError("--http-url goes with --addr (a server served here gives its own)");
-  const timeoutMs = durationOption(options, "timeout", { example: "60s", allowZero: false })!;
+  const timeoutMs = durationOption(options, "timeout", { example: "60s", allowZero: false });
   if (typeof options["positions"] === "string") {
     try {
       parsePositions(options["positions"]);
@@ -155,8 +158,8 @@ async function optionsOf(argv: string[]): Promise<{ run: RunMatrixOptions; repor
       throw new UsageError(`--chaos-seeds: ${(err as Error).message}`);
     }
   }
-  const sample = options["sample"] === undefined ? undefined : intOption(options, "sample")!;
-  const seed = intOption(options, "seed")!;
+  const sample = intOption(options, "sample");
+  const seed = intOption(options, "seed");
   if (sample !== undefined && sample < 1) throw new UsageError("--sample must be at least 1");
   if (options["seed"] !== "0" && sample === undefined) throw new UsageError("--seed goes with --sample N");
   if ((options["chaos-rates"] !== undefined || options["chaos-budget"] !== undefined) && options["chaos-seeds"] === undefined) throw new UsageError("--chaos-rates and --chaos-budget go with --chaos-seeds A..B");
@@ -164,19 +167,19 @@ async function optionsOf(argv: string[]): Promise<{ run: RunMatrixOptions; repor
   const script = await checkScriptFile(scriptFile);
   if (!script) return 1;
   const chaos = typeof options["chaos-seeds"] === "string" ? chaosSettings(options, await scriptChaos(scriptFile)) : undefined;
-  const expectFile = options["expect"] as string | undefined;
+  const expectFile = options["expect"];
   const run: RunMatrixOptions = {
     script,
     scriptFile,
     command,
-    kinds: kindsOf(String(options["kinds"])),
-    pairs: options["pairs"] === true,
-    cleanPositions: options["clean-positions"] === true,
+    kinds: kindsOf(options["kinds"]),
+    pairs: options["pairs"],
+    cleanPositions: options["clean-positions"],
     jobs,
     repeat,
     timeoutMs,
-    clock: options["clock"] as "real" | "virtual",
-    updateGolden: options["update-golden"] === true,
+    clock: options["clock"],
+    updateGolden: options["update-golden"],
     ...(typeof options["positions"] === "string" ? { positions: options["positions"] } : {}),
     ...(typeof options["from-episode"] === "string" ? { episode: (await readEpisodeFile(options["from-episode"])).episode } : {}),
     ...(typeof options["chaos-seeds"] === "string" ? { chaosSeeds: options["chaos-seeds"], chaos } : {}),
@@ -191,7 +194,7 @@ async function optionsOf(argv: string[]): Promise<{ run: RunMatrixOptions; repor
     onPlan: (p) => process.stderr.write(line(p)),
   };
   if (options["html"] && !htmlReport) throw new UsageError("--html: this build of modelstub has no HTML report");
-  return { run, reports: { junit: options["junit"] as string | undefined, jsonl: options["jsonl"] as string | undefined, html: options["html"] as string | undefined } };
+  return { run, reports: { junit: options["junit"], jsonl: options["jsonl"], html: options["html"] } };
 }
 
 /** `modelstub matrix run SCRIPT -- COMMAND`: runs the executor under every plan; exit 3 when a plan failed. */

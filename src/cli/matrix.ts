@@ -19,7 +19,7 @@ import { readEpisodeFile } from "./episode.js";
 import { formatOptionsHelp, resolveOptions, UsageError, type OptionSpec } from "./options.js";
 import { checkScriptFile } from "./validate.js";
 
-const specs: OptionSpec[] = [
+const specs = [
   { name: "from-episode", type: "string", arg: "FILE", description: "Fault the calls of this episode of a clean run (.binpb or .json, as `modelstub episode FILE` reads it), one position per call." },
   { name: "positions", type: "string", arg: "SPEC", description: "Fault these calls: STEP:N or STEP:N-M, comma-separated (`:N` is the main list), like plan:1-3,act:2,:1. With --from-episode, picked among its calls. Default: every call the script answers." },
   { name: "kinds", type: "string", arg: "LIST", default: "unavailable,timeout", description: `Failure kinds, comma-separated: ${matrixKinds.join(", ")} (break and drop only at streamed calls).` },
@@ -27,7 +27,7 @@ const specs: OptionSpec[] = [
   { name: "clean-positions", type: "boolean", description: "Occurrences count the clean run's calls (`count: clean` on every rule): a pair's second fault strikes the call at its clean-run position, not a retry the first fault caused." },
   { name: "out", type: "string", arg: "DIR", description: "Also write each plan as DIR/<id>.json (DIR is created)." },
   { name: "help", type: "boolean", description: "Print this help." },
-];
+] as const satisfies readonly OptionSpec[];
 
 const usage = `usage: modelstub matrix SCRIPT [--from-episode FILE] [--positions SPEC] [--kinds LIST] [--pairs [--clean-positions]] [--out DIR]
        modelstub matrix run SCRIPT [options] -- COMMAND [ARGS...]   (modelstub matrix run --help)
@@ -90,7 +90,7 @@ export async function matrix(argv: string[]): Promise<number> {
       return 0;
     }
     if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? "give the script file" : `give one script file, not ${positionals.length}`);
-    const kinds = kindsOf(String(options["kinds"]));
+    const kinds = kindsOf(options["kinds"]);
     let given: MatrixPosition[] | undefined;
     if (typeof options["positions"] === "string") {
       try {
@@ -113,9 +113,9 @@ export async function matrix(argv: string[]): Promise<number> {
     const positions = given ?? positionsFromScript(script);
     const unknown = unknownPositionSteps(positions, script);
     if (unknown.length > 0) throw new MatrixError(`${unknown.join("\n")} (a plan there would never strike)`);
-    const matrixOptions: MatrixOptions = { positions, kinds, pairs: options["pairs"] === true, cleanPositions: options["clean-positions"] === true };
+    const matrixOptions: MatrixOptions = { positions, kinds, pairs: options["pairs"], cleanPositions: options["clean-positions"] };
     process.stderr.write(`modelstub matrix: ${describeMatrixSize(matrixOptions)}\n`);
-    await emit(matrixOptions, options["out"] as string | undefined);
+    await emit(matrixOptions, options["out"]);
     return 0;
   } catch (err) {
     if (err instanceof UsageError) {

@@ -21,10 +21,31 @@ export interface OptionSpec {
 /** A usage error: the command prints it and exits 2. */
 export class UsageError extends Error {}
 
-export type ResolvedOptions = Record<string, string | boolean | undefined>;
+/** Any command's resolved options: a flag's name to its value. */
+export type ResolvedOptions = Readonly<Record<string, string | boolean | undefined>>;
+
+/**
+ * The value an option resolves to, from its spec: a boolean option is a boolean; a string option
+ * is one of its `values` when it lists them, else a string; undefined unless it has a default. A
+ * spec not written `as const` (its type either) may be any of them.
+ */
+export type OptionValue<S extends OptionSpec> = S["type"] extends "boolean"
+  ? boolean
+  : S["type"] extends "string"
+    ? (S extends { values: readonly (infer V extends string)[] } ? V : string) | (S extends { default: string } ? never : undefined)
+    : string | boolean | undefined;
+
+/** The options a table of specs resolves to (written `as const`): each flag's name to its OptionValue. */
+export type OptionsOf<Specs extends readonly OptionSpec[]> = { readonly [S in Specs[number] as S["name"]]: OptionValue<S> };
+
+/** The names of a table's options. */
+export type OptionName<Specs extends readonly OptionSpec[]> = Specs[number]["name"];
 
 /** Where an option's value came from: a flag wins over its variable, which wins over the default. */
 export type OptionSource = "flag" | "env" | "default";
+
+/** The names of the string options of resolved `options`. */
+type StringOptionName<O> = { [K in keyof O]: O[K] extends string | undefined ? K : never }[keyof O] & string;
 
 const truthy = new Set(["1", "true", "yes", "on"]);
 
@@ -32,11 +53,11 @@ const truthy = new Set(["1", "true", "yes", "on"]);
  * Parses flags, then fills what is missing from the environment, then from defaults; one table
  * drives parsing, environment and help, so they cannot drift apart.
  */
-export function resolveOptions(
-  specs: readonly OptionSpec[],
+export function resolveOptions<const Specs extends readonly OptionSpec[]>(
+  specs: Specs,
   argv: string[],
   env: NodeJS.ProcessEnv = process.env,
-): { options: ResolvedOptions; positionals: string[]; sources: Record<string, OptionSource> } {
+): { options: OptionsOf<Specs>; positionals: string[]; sources: Record<OptionName<Specs>, OptionSource> } {
   let parsed;
   try {
     parsed = parseArgs({
@@ -50,7 +71,7 @@ export function resolveOptions(
     if (unknown) throw new UsageError(unknownOptionMessage(unknown[1]!, specs.map((s) => s.name)));
     throw new UsageError((err as Error).message.replace(/\. To specify a positional argument.*$/, ""));
   }
-  const options: ResolvedOptions = {};
+  const options: Record<string, string | boolean | undefined> = {};
   const sources: Record<string, OptionSource> = {};
   for (const s of specs) {
     let v: string | boolean | undefined = (parsed.values as ResolvedOptions)[s.name];
@@ -70,7 +91,9 @@ export function resolveOptions(
     }
     options[s.name] = v;
   }
-  return { options, positionals: parsed.positionals, sources };
+  // Each value was resolved from its spec above as OptionValue says: a boolean option to a boolean,
+  // a string one to a string (one of its values when it lists them) or, without a default, undefined.
+  return { options: options as OptionsOf<Specs>, positionals: parsed.positionals, sources };
 }
 
 /**
@@ -99,7 +122,8 @@ export function formatOptionsHelp(specs: readonly OptionSpec[]): string {
     .join("\n");
 }
 
-/** Reads a non-negative integer option, or throws a usage error naming it. */
+/** Reads a non-negative integer option (a number when it has a default), or throws a usage error naming it. */
+export function intOption<O extends ResolvedOptions, K extends StringOptionName<O>>(options: O, name: K): number | Unset<O[K]>;
 export function intOption(options: ResolvedOptions, name: string): number | undefined {
   const v = options[name];
   if (v === undefined || typeof v === "boolean") return undefined;
@@ -107,11 +131,21 @@ export function intOption(options: ResolvedOptions, name: string): number | unde
   return Number(v);
 }
 
+/** undefined when an option's value can be: it has no default. */
+type Unset<V> = undefined extends V ? undefined : never;
+
+/** How a duration option is checked: `example` in its error, and whether 0 is allowed. */
+interface DurationRules {
+  example: string;
+  allowZero?: boolean;
+}
+
 /**
  * A duration option in ms (undefined when unset), like `10s` or `500ms`, at most 24 days: Node's
  * timers fire at once past 2^31-1 ms, so a longer one would act immediately.
  */
-export function durationOption(options: ResolvedOptions, name: string, { example, allowZero = true }: { example: string; allowZero?: boolean }): number | undefined {
+export function durationOption<O extends ResolvedOptions, K extends StringOptionName<O>>(options: O, name: K, rules: DurationRules): number | Unset<O[K]>;
+export function durationOption(options: ResolvedOptions, name: string, { example, allowZero = true }: DurationRules): number | undefined {
   const raw = options[name];
   if (raw === undefined || typeof raw === "boolean") return undefined;
   const ms = parseDuration(raw);

@@ -1,25 +1,24 @@
 import { isLoopbackHost } from "../grpc/is-loopback-host.js";
 import { splitAddress } from "../grpc/start-grpc-server.js";
 import { parseHttpAddress } from "../http/start-http-server.js";
-import { createGrpcUpstream } from "../recorder/grpc-upstream.js";
-import { createOpenAiUpstream } from "../recorder/openai-upstream.js";
-import { startRecorder } from "../recorder/start-recorder.js";
+import { createGrpcUpstream } from "../upstream-recorder/grpc-upstream.js";
+import { createOpenAiUpstream } from "../upstream-recorder/openai-upstream.js";
+import { startRecorder } from "../upstream-recorder/start-recorder.js";
 import { ListenError } from "../server/start-fronts.js";
-import type { Upstream, UpstreamOptions } from "../recorder/upstream.js";
+import type { Upstream, UpstreamOptions } from "../upstream-recorder/upstream.js";
 import { whyUnwritable } from "../script/write-script-file.js";
 import { catchStopSignals } from "./catch-stop-signals.js";
 import { durationOption, formatOptionsHelp, resolveOptions, UsageError, type OptionSpec } from "./options.js";
 import { listenProblem } from "./serve-error.js";
-import type { MatchKind } from "../script/request-match-of.js";
 import { stat } from "node:fs/promises";
-import { readPriorScript, type PriorScript } from "../recorder/prior-script.js";
+import { readPriorScript, type PriorScript } from "../upstream-recorder/prior-script.js";
 import { ScriptError } from "../script/script-error.js";
 import { errorText } from "../shared/status-error.js";
 
 /** The recorder's --grpc default, serve's too: a replay command leaves it out. */
 const defaultGrpc = "127.0.0.1:50051";
 
-const specs: OptionSpec[] = [
+const specs = [
   { name: "upstream", type: "string", arg: "URL", description: "The real model: an OpenAI-compatible base URL (http://127.0.0.1:8000/v1, https://api.openai.com/v1), or grpc://HOST:PORT for a ModelService (another modelstub, a gateway)." },
   { name: "out", type: "string", arg: "FILE", description: "The script written: after every call (atomically) and at shutdown." },
   { name: "grpc", type: "string", arg: "HOST:PORT", default: defaultGrpc, description: "Where clients call the recorder over gRPC, as `serve --grpc`. Loopback only." },
@@ -33,7 +32,7 @@ const specs: OptionSpec[] = [
   { name: "record-mode", type: "string", arg: "MODE", values: ["all", "new-episodes"], default: "all", description: "all: every call goes upstream and --out is written afresh; new-episodes: when --out exists, a request one of its unused entries matches is answered from it (the upstream never sees it), the others go upstream and are recorded after its entries, as vcrpy's new_episodes." },
   { name: "upstream-timeout", type: "string", arg: "DURATION", default: "60s", description: "A unary call not answered in full by then, or a stream silent that long (before its first byte, or between two reads), is recorded as a timeout: `timeout: true`, or after some chunks a break with DEADLINE_EXCEEDED." },
   { name: "help", type: "boolean", description: "Print this help." },
-];
+] as const satisfies readonly OptionSpec[];
 
 const usage = `usage: modelstub record --upstream URL --out FILE [options]
 
@@ -96,23 +95,23 @@ export async function record(argv: string[]): Promise<number> {
       process.stdout.write(usage);
       return 0;
     }
-    const url = options["upstream"] as string | undefined;
-    const out = options["out"] as string | undefined;
+    const url = options["upstream"];
+    const out = options["out"];
     if (!url) throw new UsageError("give --upstream URL: the model to record");
     if (!out) throw new UsageError("give --out FILE: where the script goes");
     // Checked now: found at the first write, or at shutdown, the whole recording would be lost.
     const unwritable = await whyUnwritable(out);
     if (unwritable) throw new UsageError(`--out ${out} cannot be written: ${unwritable}`);
-    const keyEnv = options["upstream-key-env"] as string | undefined;
+    const keyEnv = options["upstream-key-env"];
     const apiKey = keyEnv !== undefined ? process.env[keyEnv] : undefined;
     if (keyEnv !== undefined && !apiKey) throw new UsageError(`--upstream-key-env: the variable ${keyEnv} is not set`);
-    const grpc = options["grpc"] as string;
+    const grpc = options["grpc"];
     loopback("grpc", splitAddress(grpc).host);
-    const http = options["http"] as string | undefined;
+    const http = options["http"];
     if (http !== undefined) loopback("http", parseHttpAddress(http).host);
-    const model = options["model"] as string | undefined;
+    const model = options["model"];
     const timeoutMs = durationOption(options, "upstream-timeout", { example: "60s", allowZero: false });
-    const names = ((options["redact"] as string | undefined) ?? "").split(",").map((n) => n.trim()).filter((n) => n !== "");
+    const names = (options["redact"] ?? "").split(",").map((n) => n.trim()).filter((n) => n !== "");
     let prior: PriorScript | undefined;
     if (options["record-mode"] === "new-episodes" && (await stat(out).catch(() => undefined))) {
       try {
@@ -132,11 +131,11 @@ export async function record(argv: string[]): Promise<number> {
         grpc,
         http,
         out,
-        keepChunks: options["keep-chunks"] === true,
-        latency: options["latency"] === true,
+        keepChunks: options["keep-chunks"],
+        latency: options["latency"],
         redaction: { secrets: apiKey ? [apiKey] : [], names: new Set([...names, ...names.map((n) => n.toLowerCase())]) },
         defaultModel: model,
-        match: options["match"] as MatchKind,
+        match: options["match"],
         ...(prior ? { prior } : {}),
       });
     } catch (err) {
@@ -168,7 +167,7 @@ export async function record(argv: string[]): Promise<number> {
       process.stderr.write(`modelstub record: ${out} cannot be replayed: ${recorder.unservable}; record fewer calls per script\n`);
       return 1;
     }
-    process.stdout.write(`${replayCommand(out, { grpc, http, latency: options["latency"] === true })}\n`);
+    process.stdout.write(`${replayCommand(out, { grpc, http, latency: options["latency"] })}\n`);
     const unrecorded = recorder.recording.unrecorded;
     if (unrecorded.length > 0) {
       // The script replays what the client got, but that was an error in place of the upstream's answer.

@@ -6,12 +6,12 @@ import { readEpisodeFile } from "./episode.js";
 import type { MatchKind } from "../script/request-match-of.js";
 import { formatOptionsHelp, resolveOptions, UsageError, type OptionSpec } from "./options.js";
 
-const specs: OptionSpec[] = [
+const specs = [
   { name: "out", type: "string", arg: "FILE", description: "Write the script to FILE (atomically) instead of stdout." },
   { name: "strict", type: "boolean", description: "Exit 1 when the script cannot reproduce the episode byte for byte (it is written all the same)." },
   { name: "match", type: "string", arg: "KIND", values: ["readable", "digest", "none"], default: "readable", description: "What each entry keeps of the request it answered, as `request:`, which a replay holds requests to: readable (the last user text, the tool results since the last assistant turn, the tools offered), digest (sha256 of the canonical request), or none (order only)." },
   { name: "help", type: "boolean", description: "Print this help." },
-];
+] as const satisfies readonly OptionSpec[];
 
 const usage = `usage: modelstub script from-episode FILE [--out FILE] [--strict] [--match KIND]
 
@@ -79,7 +79,7 @@ export async function script(argv: string[]): Promise<number> {
       return 0;
     }
     if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? "give the episode file" : `give one episode file, not ${positionals.length}`);
-    return await fromEpisode(positionals[0]!, options["out"] as string | undefined, options["strict"] === true, options["match"] as MatchKind);
+    return await fromEpisode(positionals[0]!, options["out"], options["strict"], options["match"]);
   } catch (err) {
     if (err instanceof UsageError) {
       process.stderr.write(`modelstub script: ${err.message}\n\n${usage}`);

@@ -1,7 +1,7 @@
-import type { OptionSpec } from "./options.js";
+import type { OptionName, OptionSource, OptionSpec, OptionsOf } from "./options.js";
 
 /** Every option of `modelstub serve`. --help, MODELSTUB_* variables and parsing all come from here. */
-export const serveOptions: readonly OptionSpec[] = [
+export const serveOptions = [
   { name: "script", env: "MODELSTUB_SCRIPT", type: "string", arg: "FILE", description: "Script to serve (YAML or JSON). Without it, the built-in default script." },
   { name: "grpc", env: "MODELSTUB_GRPC", type: "string", arg: "HOST:PORT", default: "127.0.0.1:50051", description: "Address of the gRPC server. Loopback by default: a stub is not a public service." },
   { name: "http", env: "MODELSTUB_HTTP", type: "string", arg: "HOST:PORT", description: "Also serve the OpenAI-compatible HTTP dialect here (conventionally 127.0.0.1:8080). Off unless given. Off loopback it needs --control-token, sent as `authorization: Bearer TOKEN` on every HTTP request." },
@@ -24,4 +24,10 @@ export const serveOptions: readonly OptionSpec[] = [
   { name: "log-format", env: "MODELSTUB_LOG_FORMAT", type: "string", arg: "FORMAT", values: ["auto", "json", "text"], default: "auto", description: "auto: readable text on a terminal, JSON lines otherwise (containers, CI)." },
   { name: "quiet", env: "MODELSTUB_QUIET", type: "boolean", description: "Only warnings and errors (same as --log-level warn); a --log-level flag wins over it." },
   { name: "help", type: "boolean", description: "Print this help." },
-];
+] as const satisfies readonly OptionSpec[];
+
+/** What `serve`'s command line resolves to. */
+export type ServeOptions = OptionsOf<typeof serveOptions>;
+
+/** Where each of `serve`'s options came from. */
+export type ServeOptionSources = Readonly<Record<OptionName<typeof serveOptions>, OptionSource>>;

@@ -1,5 +1,5 @@
 import { createRealClock, createVirtualClock } from "../engine/clock.js";
-import type { CompiledScript, ReplayMode } from "../script/compiled-script.js";
+import type { CompiledScript } from "../script/compiled-script.js";
 import { createStub, type Stub } from "../engine/create-stub.js";
 import { defaultScript } from "../script/default-script.js";
 import { ScriptError } from "../script/script-error.js";
@@ -12,7 +12,7 @@ import { ListenError, startFronts, type Fronts } from "../server/start-fronts.js
 import { shutdownGracefully } from "../server/shutdown-gracefully.js";
 import { catchStopSignals } from "./catch-stop-signals.js";
 import { configurationFields, logFormatOf, logLevelOf } from "./log-level-of.js";
-import { durationOption, intOption, resolveOptions, UsageError, type OptionSource, type ResolvedOptions } from "./options.js";
+import { durationOption, intOption, resolveOptions, UsageError } from "./options.js";
 import { checkRecordDir, httpHostOf, listenProblem, ServeError } from "./serve-error.js";
 import { serveOptions } from "./serve-options.js";
 import { serveUsage } from "./serve-usage.js";
@@ -29,8 +29,8 @@ function addressFields(address: string): { host: string; port: number } {
 
 /** `modelstub serve`: runs until SIGTERM or SIGINT, then shuts down gracefully and exits 0. */
 export async function serve(argv: string[]): Promise<number> {
-  let options: ResolvedOptions;
-  let sources: Record<string, OptionSource>;
+  let options;
+  let sources;
   try {
     ({ options, sources } = resolveOptions(serveOptions, argv));
   } catch (err) {
@@ -73,9 +73,9 @@ export async function serve(argv: string[]): Promise<number> {
   let stopEviction = () => {};
   let stopLoopReport = () => {};
   try {
-    const grpcAddress = String(options["grpc"]);
+    const grpcAddress = options["grpc"];
     const { host } = splitAddress(grpcAddress);
-    const controlToken = (options["control-token"] as string | undefined) || undefined;
+    const controlToken = options["control-token"] || undefined;
     if (!isLoopbackHost(host) && !controlToken) {
       throw new ServeError(
         `refusing to serve ControlService on ${grpcAddress} without a token: it can replace scripts and read episodes. Set --control-token (or MODELSTUB_CONTROL_TOKEN), or bind a loopback address`,
@@ -83,24 +83,24 @@ export async function serve(argv: string[]): Promise<number> {
     }
     // The HTTP front has no ControlService, but off loopback anyone could drive its sessions
     // and fill its caps: the same rule, and the token becomes its bearer token (the SDKs' apiKey).
-    const httpAddress = options["http"] ? String(options["http"]) : undefined;
+    const httpAddress = options["http"] || undefined;
     const httpExposed = httpAddress !== undefined && !isLoopbackHost(httpHostOf(httpAddress));
     if (httpExposed && !controlToken) {
       throw new ServeError(
         `refusing to serve HTTP on ${httpAddress} without a token: anyone who reaches it can drive its sessions. Set --control-token (or MODELSTUB_CONTROL_TOKEN), which every HTTP request must then send as \`authorization: Bearer TOKEN\`, or bind a loopback address`,
       );
     }
-    const instance = (options["instance"] as string | undefined) || undefined;
+    const instance = options["instance"] || undefined;
     const badInstance = instance === undefined ? undefined : instanceIdProblem(instance);
     if (badInstance) throw new UsageError(`--instance: ${badInstance}`);
-    const graceMs = durationOption(options, "grace", { example: "10s or 500ms" })!;
-    const maxMessageBytes = intOption(options, "max-message-bytes")!;
+    const graceMs = durationOption(options, "grace", { example: "10s or 500ms" });
+    const maxMessageBytes = intOption(options, "max-message-bytes");
     // Off unless given; 0 would evict every session between its calls.
     const idleTimeoutMs = durationOption(options, "session-idle-timeout", { example: "10m or 30s", allowZero: false });
-    const loopWarnMs = durationOption(options, "loop-warn", { example: "100ms, or 0 for off" })!;
+    const loopWarnMs = durationOption(options, "loop-warn", { example: "100ms, or 0 for off" });
     let credentials;
     try {
-      credentials = await tlsCredentials(options["tls-cert"] as string | undefined, options["tls-key"] as string | undefined);
+      credentials = await tlsCredentials(options["tls-cert"], options["tls-key"]);
     } catch (err) {
       if (err instanceof TlsFileError) throw new ServeError(err.message);
       throw err;
@@ -108,13 +108,13 @@ export async function serve(argv: string[]): Promise<number> {
     let script: CompiledScript;
     try {
       // The default script comes validated; a --script is checked in the compile worker, as LoadScript's are.
-      script = options["script"] ? await (await import("../script/script-compiler.js")).compileScriptFile(String(options["script"])) : defaultScript();
+      script = options["script"] ? await (await import("../script/script-compiler.js")).compileScriptFile(options["script"]) : defaultScript();
       logger.debug("script loaded", { script: script.name, file: options["script"] ?? "(built-in default)", entries: script.entryCount });
     } catch (err) {
       if (err instanceof ScriptError) throw new ServeError(err.message);
       throw err;
     }
-    const recordDir = (options["record-dir"] as string | undefined) || undefined;
+    const recordDir = options["record-dir"] || undefined;
     if (recordDir) await checkRecordDir(recordDir, logger);
     recorder = createRecorder(recordDir, logger);
     stub = createStub({
@@ -124,7 +124,7 @@ export async function serve(argv: string[]): Promise<number> {
       maxEpisodeCalls: intOption(options, "max-episode-calls"),
       maxEpisodeBytes: intOption(options, "max-episode-bytes"),
       ...(instance !== undefined ? { instance } : {}),
-      ...(options["replay-mode"] !== undefined ? { replayMode: options["replay-mode"] as ReplayMode } : {}),
+      ...(options["replay-mode"] !== undefined ? { replayMode: options["replay-mode"] } : {}),
       onEpisodeClosed: (e, why) => recorder.record(e, why),
     });
     try {
@@ -138,7 +138,7 @@ export async function serve(argv: string[]): Promise<number> {
                 log: (r) => logger.call(callRecordOf(r)),
                 maxBodyBytes: maxMessageBytes,
                 token: httpExposed ? controlToken : undefined,
-                processingComments: options["openrouter-comments"] === true,
+                processingComments: options["openrouter-comments"],
               },
             }
           : {}),

@@ -8,7 +8,7 @@ import { formatOptionsHelp, resolveOptions, UsageError, type OptionSpec } from "
 import { SessionExit, sessionActions } from "./session-actions.js";
 
 const [addrOption, ...tlsOptions] = clientOptions("Server to control.");
-const specs: OptionSpec[] = [
+const specs = [
   addrOption!,
   controlTokenOption,
   { name: "timeout", type: "string", arg: "DURATION", default: "10s", description: "How long to wait for the connection, and then for the answer." },
@@ -20,7 +20,7 @@ const specs: OptionSpec[] = [
   },
   ...tlsOptions,
   { name: "help", type: "boolean", description: "Print this help." },
-];
+] as const satisfies readonly OptionSpec[];
 
 const width = Math.max(...Object.entries(sessionActions).map(([name, a]) => `${name} ${a.args.join(" ")}`.length));
 const usage = `usage: modelstub session <command> [ARGS] [options]
@@ -77,7 +77,7 @@ export async function session(argv: string[]): Promise<number> {
   if (positionals.length !== action.args.length) {
     return usageError(`${name} takes ${action.args.length === 0 ? "no arguments" : action.args.join(" ")}, not ${positionals.length === 0 ? "none" : positionals.map((p) => JSON.stringify(p)).join(" ")}`);
   }
-  const timeoutMs = parseDuration(String(options["timeout"]));
+  const timeoutMs = parseDuration(options["timeout"]);
   if (timeoutMs === undefined) return usageError(`--timeout must be a duration like 10s or 500ms, not ${JSON.stringify(options["timeout"])}`);
   const stop = await action.prepare?.(positionals);
   if (stop !== undefined) return stop;
@@ -88,7 +88,7 @@ export async function session(argv: string[]): Promise<number> {
     process.stderr.write(`modelstub session: cannot read the certificate to trust: ${(err as Error).message}\n`);
     return SessionExit.usage;
   }
-  const client = createControlClient(target.addr, { token: options["control-token"] as string | undefined, credentials: target.creds, channelOptions: target.channelOptions });
+  const client = createControlClient(target.addr, { token: options["control-token"], credentials: target.creds, channelOptions: target.channelOptions });
   try {
     // Connecting first tells "no server there" (2) apart from an error the server answered (3).
     try {
@@ -97,7 +97,7 @@ export async function session(argv: string[]): Promise<number> {
       process.stderr.write(`modelstub session ${name}: cannot connect to ${target.addr} within ${timeoutMs} ms\n`);
       return SessionExit.cannotConnect;
     }
-    return await action.run({ client, args: positionals, timeoutMs, json: Boolean(options["json"]), allowMissing: Boolean(options["allow-missing"]) });
+    return await action.run({ client, args: positionals, timeoutMs, json: options["json"], allowMissing: options["allow-missing"] });
   } catch (err) {
     if (!(err instanceof ModelCallError)) throw err;
     // The server's own message, whole: for a refused script it lists the problems line by line.

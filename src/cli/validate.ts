@@ -3,7 +3,7 @@ import { compileFaultPlanFile, compileScriptFile, holdScriptCompiler } from "../
 import { ScriptError } from "../script/script-error.js";
 import { resolveOptions, UsageError, type OptionSpec } from "./options.js";
 
-const specs: OptionSpec[] = [{ name: "help", type: "boolean", description: "Print this help." }];
+const specs = [{ name: "help", type: "boolean", description: "Print this help." }] as const satisfies readonly OptionSpec[];
 
 const usage = "usage: modelstub validate FILE...\n\nChecks script files. Prints each problem as FILE:LINE:COLUMN: FIELD: message (hint); exits 0 when every file is valid, 1 otherwise.\n";
 

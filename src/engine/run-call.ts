@@ -10,7 +10,7 @@ import { internalStatus, redroppedEnding, statusEnding, type Ending } from "./en
 import type { Execution } from "./execution.js";
 import type { RenderedReply } from "./render-reply.js";
 import { viewRequest } from "./request-view.js";
-import { executeEntry } from "./execute-entry.js";
+import { runEntry } from "./run-entry.js";
 import { derivedSentText } from "../shared/derived-chunking.js";
 import { chunkEnd } from "../shared/split-chunks.js";
 import type { Session } from "./session.js";
@@ -80,7 +80,7 @@ async function endingOf(c: CallContext, onEvent: ((event: CallEvent) => void) | 
   }
 }
 
-/** The script's answer: the entry selected (used up), executed; a miss ends with its status. */
+/** The script's answer: the entry selected (used up), run; a miss ends with its status. */
 function answerFromScript(c: CallContext, view: RequestView): Promise<Ending> | Ending {
   const selection = c.select(view, true);
   if ("status" in selection) {
@@ -90,7 +90,7 @@ function answerFromScript(c: CallContext, view: RequestView): Promise<Ending> | 
   }
   const { entry } = selection;
   c.answeredBy(entry);
-  return executeEntry(entry, c.render(view, entry, selection.captures), c.input, c.x);
+  return runEntry(entry, c.render(view, entry, selection.captures), c.input, c.x);
 }
 
 /** How a call that threw ends: cut off (the Execution says how), else INTERNAL. */

@@ -3,7 +3,7 @@ import type { ChosenFault } from "./choose-fault.js";
 import type { CompiledEntry, RequestView } from "../script/compiled-script.js";
 import type { CallContext } from "./call-context.js";
 import { statusEnding, type Ending } from "./ending.js";
-import { executeEntry } from "./execute-entry.js";
+import { runEntry } from "./run-entry.js";
 import { breakEnding, runReply } from "./run-reply.js";
 import { Code } from "../shared/status-code.js";
 
@@ -47,7 +47,7 @@ export async function runFault(c: CallContext, view: RequestView, chosen: Chosen
     perChunkMs: fault.latency?.perChunkMs ?? entry.perChunkMs,
   };
   const rendered = c.render(view, entry, selection.captures);
-  if (action.kind === "answer") return executeEntry(timed, rendered, input, x);
+  if (action.kind === "answer") return runEntry(timed, rendered, input, x);
   if (entry.action.kind !== "reply" || !rendered) {
     await x.wait(timed.firstByteMs);
     return breakEnding(action.brk, x, undefined);

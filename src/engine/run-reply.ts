@@ -7,7 +7,7 @@ import type { Execution } from "./execution.js";
 import { planFrames } from "./plan-frames.js";
 import type { RenderedReply, StreamChunk } from "./render-reply.js";
 
-/** The stream frame of one chunk of a rendered reply (also how the recorder answers, recorder/answer-entry.ts). */
+/** The stream frame of one chunk of a rendered reply (also how the recorder answers, upstream-recorder/answer-entry.ts). */
 export function frameOf(id: string, model: string, chunk: StreamChunk): GenerateStreamResponse {
   // Complete literals, not create(): this runs once per stream chunk (see render-reply.ts).
   return {

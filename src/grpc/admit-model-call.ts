@@ -5,7 +5,8 @@ import { ranCallFields, refusedOutcome } from "../log/call-record.js";
 import type { Logger } from "../log/create-logger.js";
 import type { CallStatus } from "../script/compiled-script.js";
 import { codeName } from "../shared/status-code.js";
-import { metadataText, sessionOf, statusError, stepHeader } from "./call-context.js";
+import { metadataText, sessionOf, stepHeader } from "./call-metadata.js";
+import { grpcStatusError } from "./grpc-status-error.js";
 import { overLimitStatus, RequestOverLimit } from "./limit-request.js";
 
 /** One log line per call of a method, refused calls included (see callLogOf). */
@@ -69,7 +70,7 @@ export function admit<R extends GenerateRequest | GenerateStreamRequest>(
   call: ModelCall<R>,
   method: "Generate" | "GenerateStream",
   logger: Logger | undefined,
-  refuse: (e: ReturnType<typeof statusError>) => void,
+  refuse: (e: ReturnType<typeof grpcStatusError>) => void,
 ): Admitted<R> | undefined {
   const session = sessionOf(call.metadata);
   const stepFromMetadata = metadataText(call.metadata, stepHeader);
@@ -77,7 +78,7 @@ export function admit<R extends GenerateRequest | GenerateStreamRequest>(
   if (request instanceof RequestOverLimit) {
     const status = overLimitStatus(request);
     callLogOf(logger, method, session, stepFromMetadata).ifRefused(status);
-    refuse(statusError(status));
+    refuse(grpcStatusError(status));
     return undefined;
   }
   return { request, session, stepFromMetadata, log: callLogOf(logger, method, session, request.stepId || stepFromMetadata) };

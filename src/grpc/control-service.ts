@@ -23,7 +23,8 @@ import { ScriptError } from "../script/script-error.js";
 import { Code } from "../shared/status-code.js";
 import { StatusError } from "../shared/status-error.js";
 import { sameToken } from "../engine/same-token.js";
-import { metadataText, statusError } from "./call-context.js";
+import { metadataText } from "./call-metadata.js";
+import { grpcStatusError } from "./grpc-status-error.js";
 import { createFrameWriter } from "./create-frame-writer.js";
 import { episodeHeaderOf } from "./answer-headers.js";
 import { fitStatusDetails } from "./fit-status-details.js";
@@ -36,11 +37,11 @@ import { streamWatch } from "./watch-session.js";
 /** A control handler: the request, and its session (admitted: checked, `default` for none). */
 type Handler = (request: Record<string, unknown>, session: string) => unknown;
 
-/** The status a failed control call answers with (statusError caps its details). */
+/** The status a failed control call answers with (grpcStatusError caps its details). */
 function statusOfError(err: unknown): { code: number; details: string } {
   // Capped: a script's problems can run long, and C-core clients refuse trailers past 8 KiB.
   if (err instanceof ScriptError) return { code: err.exhausted ? Code.RESOURCE_EXHAUSTED : Code.INVALID_ARGUMENT, details: fitStatusDetails(err.message) };
-  return statusError(StatusError.from(err));
+  return grpcStatusError(StatusError.from(err));
 }
 
 /** How a gRPC caller asks for a missing session's empty episode (missingSession's message says it). */
@@ -67,7 +68,7 @@ function admit(call: ControlCall, token: string | undefined): { session: string 
   const named = call.request["session"];
   const session = (typeof named === "string" && named) || "default";
   const bad = checkSessionName(session);
-  return bad ? { refused: statusError(bad) } : { session };
+  return bad ? { refused: grpcStatusError(bad) } : { session };
 }
 
 /**
@@ -152,7 +153,7 @@ function exportEpisode(stub: Stub, token: string | undefined) {
       const admitted = admit(call, token);
       if ("refused" in admitted) return fail(admitted.refused);
       const missing = call.request["allowMissing"] ? undefined : missingSession(stub, admitted.session, optOut);
-      if (missing) return fail(statusError(missing));
+      if (missing) return fail(grpcStatusError(missing));
       // One snapshot: calls recorded while the chunks go out cannot tear it.
       const e = stub.episodePieces(admitted.session);
       episodeHeaderOf(call, stub.episodeIdOf(admitted.session)).beforeMessage();

@@ -6,7 +6,7 @@
  * deadline kept running meanwhile. Nothing in a request says how long it waited in the socket, so
  * a cheap periodic tick records when the loop last ran; at a call's start, the time since then is
  * how long the call may have been waiting unseen. The transport adds it to the slack with which a
- * cut-off near the deadline counts as the deadline (see call-context.ts).
+ * cut-off near the deadline counts as the deadline (see call-signal.ts).
  *
  * One tick serves every server in the process; it runs while at least one is listening and never
  * keeps the process alive on its own (unref).

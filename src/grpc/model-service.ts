@@ -18,7 +18,10 @@ import type { Logger } from "../log/create-logger.js";
 import { Code } from "../shared/status-code.js";
 import { StatusError } from "../shared/status-error.js";
 import type { CallInput } from "../engine/call-input.js";
-import { callSignal, dropCall, sessionOf, statusError } from "./call-context.js";
+import { sessionOf } from "./call-metadata.js";
+import { callSignal } from "./call-signal.js";
+import { dropCall } from "./drop-call.js";
+import { grpcStatusError } from "./grpc-status-error.js";
 import { createFrameWriter } from "./create-frame-writer.js";
 import { episodeHeaderOf, type EpisodeHeader } from "./answer-headers.js";
 import type { RequestOverLimit } from "./limit-request.js";
@@ -27,7 +30,7 @@ import { inTurn } from "./in-turn.js";
 
 /** What a throw or a rejection in a handler answers: INTERNAL, or the status thrown (StatusError.from). */
 function internal(err: unknown) {
-  return statusError(StatusError.from(err));
+  return grpcStatusError(StatusError.from(err));
 }
 
 /**
@@ -78,7 +81,7 @@ function runAdmitted<R>(
   call: ModelCall<R>,
   a: Admitted<GenerateRequest>,
   method: CallInput["method"],
-  fail: (e: ReturnType<typeof statusError>) => void,
+  fail: (e: ReturnType<typeof grpcStatusError>) => void,
   answerOf: (header: EpisodeHeader) => Answer,
 ): void {
   const turn = {
@@ -148,7 +151,7 @@ function streamAnswer(call: ServerWritableStream<unknown, GenerateStreamResponse
           call.end();
           return;
         case "status":
-          return fail(header.onError(statusError(result.status)));
+          return fail(header.onError(grpcStatusError(result.status)));
         case "drop":
           return drop();
         case "aborted":
@@ -175,7 +178,7 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
                 header.beforeMessage();
                 return callback(null, result.response);
               case "status":
-                return callback(header.onError(statusError(result.status)));
+                return callback(header.onError(grpcStatusError(result.status)));
               case "drop":
                 if (!dropCall(call)) callback(header.onError(droppedStatus));
                 return;

@@ -3,7 +3,7 @@ import { quoteClipped } from "../shared/clip-text.js";
 import { GenerateRequestSchema, MessageSchema, Role, SamplingParamsSchema, ToolSchema, type GenerateRequest } from "../../gen/modelstub/v1/model_pb.js";
 import { requestLimits } from "../engine/request-limits.js";
 import { textContentAt, turnCounts, turnMessages } from "./anthropic-turns.js";
-import { readJsonBody } from "./read-json-body.js";
+import { parseJsonBody } from "./parse-json-body.js";
 import type { BodyLimits } from "./scan-json-body.js";
 import { booleanAt, invalid, isObject, kindOf, limitCount, missing, numberAt, objectAt, optional, Refusal, stopSequencesAt, stringAt, uint32At, wrongType, type BadRequest, type Obj } from "./refusal.js";
 
@@ -108,10 +108,10 @@ export const anthropicBodyLimits: BodyLimits = [
  * (images, documents, server tools) is refused naming the field. Returns the first problem as data.
  */
 export function parseAnthropicRequest(text: string): { value: AnthropicRequest } | { error: BadRequest } {
-  return readJsonBody(text, (body) => parseBody(body, false), anthropicBodyLimits);
+  return parseJsonBody(text, (body) => parseBody(body, false), anthropicBodyLimits);
 }
 
 /** The same for `/v1/messages/count_tokens`, whose body is a model call's without `max_tokens`. */
 export function parseCountTokensRequest(text: string): { value: AnthropicRequest } | { error: BadRequest } {
-  return readJsonBody(text, (body) => parseBody(body, true), anthropicBodyLimits);
+  return parseJsonBody(text, (body) => parseBody(body, true), anthropicBodyLimits);
 }

@@ -10,7 +10,7 @@ import {
   type GenerateRequest,
 } from "../../gen/modelstub/v1/model_pb.js";
 import { requestLimits } from "../engine/request-limits.js";
-import { readJsonBody } from "./read-json-body.js";
+import { parseJsonBody } from "./parse-json-body.js";
 import type { BodyLimits } from "./scan-json-body.js";
 import {
   booleanAt,
@@ -186,5 +186,5 @@ export const chatBodyLimits: BodyLimits = [
 ];
 
 export function parseChatRequest(text: string): { value: ChatRequest } | { error: BadRequest } {
-  return readJsonBody(text, parseBody, chatBodyLimits);
+  return parseJsonBody(text, parseBody, chatBodyLimits);
 }

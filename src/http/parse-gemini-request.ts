@@ -3,7 +3,7 @@ import { GenerateRequestSchema, MessageSchema, Role, SamplingParamsSchema, ToolS
 import { requestLimits } from "../engine/request-limits.js";
 import { quoteClipped } from "../shared/clip-text.js";
 import { contentCounts, contentMessages, systemText } from "./gemini-contents.js";
-import { readJsonBody } from "./read-json-body.js";
+import { parseJsonBody } from "./parse-json-body.js";
 import type { BodyLimits } from "./scan-json-body.js";
 import { invalid, isObject, kindOf, limitCount, missing, numberAt, objectAt, optional, Refusal, seedAt, stopSequencesAt, stringAt, uint32At, wrongType, type BadRequest, type Obj } from "./refusal.js";
 
@@ -114,5 +114,5 @@ export const geminiBodyLimits: BodyLimits = [
  * sampling fields sent. `model` is the path's: Gemini's body has none.
  */
 export function parseGeminiRequest(text: string, model: string): { value: GenerateRequest } | { error: BadRequest } {
-  return readJsonBody(text, (body) => parseBody(body, model), geminiBodyLimits);
+  return parseJsonBody(text, (body) => parseBody(body, model), geminiBodyLimits);
 }

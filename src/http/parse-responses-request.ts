@@ -2,7 +2,7 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { quoteClipped } from "../shared/clip-text.js";
 import { GenerateRequestSchema, MessageSchema, Role, SamplingParamsSchema, ToolSchema, type GenerateRequest, type Message, type Tool } from "../../gen/modelstub/v1/model_pb.js";
 import { requestLimits } from "../engine/request-limits.js";
-import { readJsonBody } from "./read-json-body.js";
+import { parseJsonBody } from "./parse-json-body.js";
 import type { BodyLimits } from "./scan-json-body.js";
 import { inputMessages, type ItemLookup } from "./parse-responses-input.js";
 import { booleanAt, invalid, isObject, kindOf, limitCount, missing, numberAt, objectAt, optional, Refusal, stringAt, uint32At, wrongType, type BadRequest, type Obj } from "./refusal.js";
@@ -150,5 +150,5 @@ export const responsesBodyLimits: BodyLimits = [
  * `items` resolves an `item_reference` (none resolve without it).
  */
 export function parseResponsesRequest(text: string, items: ItemLookup = () => undefined): { value: ResponsesRequest } | { error: BadRequest } {
-  return readJsonBody(text, (body) => parseBody(body, items), responsesBodyLimits);
+  return parseJsonBody(text, (body) => parseBody(body, items), responsesBodyLimits);
 }

@@ -1,7 +1,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { EpisodeSchema, type Episode } from "../../gen/modelstub/v1/episode_pb.js";
 import {
-  crashMatrix as matrixOf,
+  matrixPlans,
   matrixSize,
   parsePositions,
   positionsFromEpisode,
@@ -73,7 +73,7 @@ function resolve(script: CompiledScript, options: CrashMatrixOptions): { positio
  * @param options positions (or an episode of a clean run), kinds, pairs
  */
 export function crashMatrix(script: CompiledScript | ScriptSource, options: CrashMatrixOptions = {}): MatrixPlan[] {
-  return matrixOf(resolve(compileSource(script), options));
+  return matrixPlans(resolve(compileSource(script), options));
 }
 
 /** How many plans crashMatrix(script, options) makes, without making them (pairs grow fast). */

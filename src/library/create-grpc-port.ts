@@ -1,6 +1,5 @@
 import type { ChannelCredentials } from "@grpc/grpc-js";
-import type { ModelPort as EnginePort } from "../port/model-port.js";
-import { acceptRequestInit, type ModelPort } from "./model-port.js";
+import type { ModelPort } from "../port/model-port.js";
 
 /**
  * A ModelPort over gRPC to a modelstub server at `address` (`HOST:PORT`) that this process did
@@ -11,18 +10,18 @@ import { acceptRequestInit, type ModelPort } from "./model-port.js";
  * only uses the in-process port never loads it), so a bad `address` is reported by that call.
  */
 export function createGrpcPort(address: string, credentials?: ChannelCredentials): ModelPort {
-  let opened: EnginePort | undefined;
-  let opening: Promise<EnginePort> | undefined;
+  let opened: ModelPort | undefined;
+  let opening: Promise<ModelPort> | undefined;
   let closed = false;
-  const open = (): Promise<EnginePort> =>
-    (opening ??= import("../port/grpc-port.js").then(({ createGrpcPort: createEnginePort }) => {
-      opened = createEnginePort(address, credentials);
+  const open = (): Promise<ModelPort> =>
+    (opening ??= import("../port/grpc-port.js").then(({ openGrpcPort }) => {
+      opened = openGrpcPort(address, credentials);
       // Closed before grpc-js arrived: the channel is closed as soon as it exists, and the call
       // that opened it fails as a call on a closed port does.
       if (closed) opened.close();
       return opened;
     }));
-  return acceptRequestInit({
+  return {
     generate: async (request, options) => (await open()).generate(request, options),
     async *generateStream(request, options) {
       yield* (await open()).generateStream(request, options);
@@ -32,5 +31,5 @@ export function createGrpcPort(address: string, credentials?: ChannelCredentials
       closed = true;
       opened?.close();
     },
-  });
+  };
 }

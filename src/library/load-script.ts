@@ -1,5 +1,5 @@
 import type { CompiledScript } from "../script/compiled-script.js";
-import { compileFile, compileSource, type ScriptSource } from "./script-source.js";
+import { compileSource, type ScriptSource } from "./script-source.js";
 
 /**
  * Compiles a script from YAML or JSON text (or a script object) exactly as `modelstub serve`
@@ -18,7 +18,3 @@ export function loadScript(source: string | ScriptSource, file?: string): Compil
   return compileSource(source, file);
 }
 
-/** Reads and compiles a script file as `modelstub serve --script PATH` does; rejects with a ScriptError. */
-export function loadScriptFile(path: string): Promise<CompiledScript> {
-  return compileFile(path);
-}

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { CompiledScript } from "../script/compiled-script.js";
-import { loadScriptFile, loadScriptText } from "../script/load-script.js";
+import { loadScriptText } from "../script/load-script.js";
 import { ScriptError } from "../script/script-error.js";
 import { compilerPerCall } from "../script/script-compiler.js";
 import type { ScriptSchema } from "../script/script-schema.js";
@@ -63,7 +63,3 @@ export function jsonTextOf(source: object, file: string, what: "script" | "fault
   }
 }
 
-/** Compiles a script file (YAML, or strict JSON when named .json) like `modelstub serve --script`. */
-export function compileFile(path: string): Promise<CompiledScript> {
-  return loadScriptFile(path);
-}

@@ -6,8 +6,9 @@ import { isLoopbackHost } from "../grpc/is-loopback-host.js";
 import { createLogger, type LogFormat, type LogLevel } from "../log/create-logger.js";
 import { createInProcessPort } from "../port/in-process-port.js";
 import type { Recorder } from "../episode-files/create-recorder.js";
-import { acceptRequestInit, type ModelPort } from "./model-port.js";
-import { compileFile, compileSource, type ScriptSource } from "./script-source.js";
+import type { ModelPort } from "../port/model-port.js";
+import { loadScriptFile } from "../script/load-script.js";
+import { compileSource, type ScriptSource } from "./script-source.js";
 import { createStubControl, type StubControl } from "./stub-control.js";
 import { ListenError, startFronts } from "../server/start-fronts.js";
 import { shutdownGracefully } from "../server/shutdown-gracefully.js";
@@ -105,7 +106,7 @@ const defaultGraceMs = 5_000;
 /** Waits until no call is in flight, or until `ms` pass; true when they all finished. */
 async function scriptOf(options: StartServerOptions): Promise<CompiledScript> {
   if (options.script !== undefined && options.scriptFile !== undefined) throw new TypeError("startServer: give `script` or `scriptFile`, not both");
-  if (options.scriptFile !== undefined) return compileFile(options.scriptFile);
+  if (options.scriptFile !== undefined) return loadScriptFile(options.scriptFile);
   if (options.script !== undefined) return compileSource(options.script);
   return defaultScript();
 }
@@ -193,7 +194,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Stu
     control: createStubControl(stub),
     client() {
       if (!grpc) throw new Error("startServer: this server has no gRPC (grpc: false): call inProcess(), or start it with a grpc address");
-      const port = acceptRequestInit(grpcPort!.createGrpcPort(grpc.address));
+      const port = grpcPort!.openGrpcPort(grpc.address);
       const tracked: ModelPort = {
         generate: (r, o) => port.generate(r, o),
         generateStream: (r, o) => port.generateStream(r, o),
@@ -206,7 +207,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Stu
       clients.add(tracked);
       return tracked;
     },
-    inProcess: () => acceptRequestInit(createInProcessPort(stub)),
+    inProcess: () => createInProcessPort(stub),
     close(closeOptions) {
       closing ??= shutdown(closeOptions?.graceMs ?? defaultGraceMs);
       return closing;

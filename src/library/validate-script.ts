@@ -1,6 +1,7 @@
 import type { CompiledScript } from "../script/compiled-script.js";
 import { ScriptError } from "../script/script-error.js";
-import { compileFile, compileSource, type ScriptSource } from "./script-source.js";
+import { loadScriptFile } from "../script/load-script.js";
+import { compileSource, type ScriptSource } from "./script-source.js";
 
 /** What validateScript() found: a valid script's size, or the problems `modelstub validate` prints. */
 export type ScriptValidation =
@@ -45,7 +46,7 @@ export function validateScript(source: string | ScriptSource, file?: string): Sc
 /** Checks a script file as `modelstub validate PATH` does; resolves with what it found. */
 export async function validateScriptFile(path: string): Promise<ScriptValidation> {
   try {
-    const script = await compileFile(path);
+    const script = await loadScriptFile(path);
     return validation(() => script);
   } catch (err) {
     return validation(() => {

@@ -10,7 +10,7 @@ import {
   type ServiceError,
 } from "@grpc/grpc-js";
 import { create } from "@bufbuild/protobuf";
-import { GenerateStreamRequestSchema, ListModelsRequestSchema, ModelService, type ListModelsRequest, type ListModelsResponse, type Model, type GenerateRequest, type GenerateResponse, type GenerateStreamRequest, type GenerateStreamResponse } from "../../gen/modelstub/v1/model_pb.js";
+import { GenerateRequestSchema, GenerateStreamRequestSchema, ListModelsRequestSchema, ModelService, type ListModelsRequest, type ListModelsResponse, type Model, type GenerateRequest, type GenerateResponse, type GenerateStreamRequest, type GenerateStreamResponse } from "../../gen/modelstub/v1/model_pb.js";
 import { serviceDefinition } from "../grpc/service-definition.js";
 import { ModelCallError, type ModelPort, type PortCallOptions } from "./model-port.js";
 import { episodeHeader, instanceHeader } from "../shared/answer-header-names.js";
@@ -56,12 +56,12 @@ function toError(err: ServiceError): ModelCallError {
 }
 
 /** A model port over gRPC: an executor's view of a running modelstub server. */
-export function createGrpcPort(address: string, channelCredentials: ChannelCredentials = grpcCredentials.createInsecure()): ModelPort {
+export function openGrpcPort(address: string, channelCredentials: ChannelCredentials = grpcCredentials.createInsecure()): ModelPort {
   const client = new ModelClientCtor(address, channelCredentials) as unknown as ModelClient;
   return {
     generate(request, options) {
       return new Promise<GenerateResponse>((resolve, reject) => {
-        const call = client.Generate(request, metadataOf(options), callOptionsOf(options), (err, res) => {
+        const call = client.Generate(create(GenerateRequestSchema, request), metadataOf(options), callOptionsOf(options), (err, res) => {
           options?.signal?.removeEventListener("abort", onAbort);
           if (err) reject(toError(err));
           else resolve(res!);
@@ -72,7 +72,8 @@ export function createGrpcPort(address: string, channelCredentials: ChannelCrede
     },
     async *generateStream(request, options) {
       // GenerateStreamRequest mirrors GenerateRequest field for field; the port takes one type.
-      const streamRequest = create(GenerateStreamRequestSchema, { model: request.model, messages: request.messages, tools: request.tools, sampling: request.sampling, stepId: request.stepId });
+      const { model, messages, tools, sampling, stepId } = create(GenerateRequestSchema, request);
+      const streamRequest = create(GenerateStreamRequestSchema, { model, messages, tools, sampling, stepId });
       const call = client.GenerateStream(streamRequest, metadataOf(options), callOptionsOf(options));
       const onAbort = () => call.cancel();
       options?.signal?.addEventListener("abort", onAbort, { once: true });

@@ -1,16 +1,16 @@
-import type { GenerateRequest, GenerateStreamResponse } from "../../gen/modelstub/v1/model_pb.js";
+import type { GenerateStreamResponse } from "../../gen/modelstub/v1/model_pb.js";
 import type { Stub } from "../engine/create-stub.js";
 import { checkSessionName } from "../engine/check-session-name.js";
 import { modelsOf } from "../engine/models-of.js";
 import { create } from "@bufbuild/protobuf";
-import { ModelSchema } from "../../gen/modelstub/v1/model_pb.js";
+import { GenerateRequestSchema, ModelSchema } from "../../gen/modelstub/v1/model_pb.js";
 import type { CallResult } from "../engine/call-result.js";
 import type { CallInput } from "../engine/call-input.js";
 import { Code } from "../shared/status-code.js";
 import { deadlineStatus } from "../engine/execution.js";
 import { LazyAbort } from "../shared/lazy-abort.js";
 import { StatusError } from "../shared/status-error.js";
-import { ModelCallError, type ModelPort, type PortCallOptions } from "./model-port.js";
+import { ModelCallError, type GenerateRequestInit, type ModelPort, type PortCallOptions } from "./model-port.js";
 
 /** How one call can be cut off: its signal, its budget, and what to undo when it ends. */
 interface CallAbort {
@@ -69,12 +69,15 @@ function internalResult(err: unknown): CallResult {
   return { kind: "status", status: StatusError.from(err).toStatus() };
 }
 
-/** A port call as the engine takes it; its signal is made only if the engine asks for it. */
-function callInput(method: CallInput["method"], request: GenerateRequest, options: PortCallOptions | undefined, a: CallAbort, onFrame?: CallInput["onFrame"]): CallInput {
+/**
+ * A port call as the engine takes it (a plain-object request made a GenerateRequest; a message
+ * passes as it is); its signal is made only if the engine asks for it.
+ */
+function callInput(method: CallInput["method"], request: GenerateRequestInit, options: PortCallOptions | undefined, a: CallAbort, onFrame?: CallInput["onFrame"]): CallInput {
   return {
     session: options?.session ?? "default",
     method,
-    request,
+    request: create(GenerateRequestSchema, request),
     stepFromMetadata: options?.step,
     get signal() {
       return a.signal;
@@ -100,7 +103,7 @@ export function createInProcessPort(stub: Stub): ModelPort {
         a.release();
       }
     },
-    async *generateStream(request: GenerateRequest, options?: PortCallOptions): AsyncIterable<GenerateStreamResponse> {
+    async *generateStream(request: GenerateRequestInit, options?: PortCallOptions): AsyncIterable<GenerateStreamResponse> {
       const a = callAbort(options);
       const frames: GenerateStreamResponse[] = [];
       let wake: (() => void) | undefined;

@@ -202,11 +202,11 @@ export function* eachMatrixPlan(options: MatrixOptions): Generator<MatrixPlan> {
 }
 
 /** Every plan of the matrix, in eachMatrixPlan's order. */
-export function crashMatrix(options: MatrixOptions): MatrixPlan[] {
+export function matrixPlans(options: MatrixOptions): MatrixPlan[] {
   return [...eachMatrixPlan(options)];
 }
 
-/** How many plans crashMatrix(options) makes, counted without making them. */
+/** How many plans matrixPlans(options) makes, counted without making them. */
 export function matrixSize(options: MatrixOptions): number {
   const counts = options.positions.map((p) => kindsAt(p, options.kinds).length);
   const sum = counts.reduce((a, b) => a + b, 0);

@@ -236,7 +236,7 @@ export function sortIssues(issues: ScriptIssue[]): ScriptIssue[] {
 
 export { readSourceFile };
 
-/** Loads a script file (YAML or JSON); a missing or unreadable file is a ScriptError too. */
+/** Reads and compiles a script file as `serve --script PATH` does; rejects with a ScriptError (a missing file too). */
 export async function loadScriptFile(path: string): Promise<CompiledScript> {
   return loadScriptText(await readSourceFile(path), path, textFilesIn(dirname(path)));
 }

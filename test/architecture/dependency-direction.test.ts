@@ -7,7 +7,7 @@ import { filesUnder, importsOf, resolveImport, srcDir, srcPath } from "./module-
 // floor (words every room speaks); wire is the hand-written protobuf codec, beside it, which
 // knows only gen/ (the engine encodes episodes with it, the gRPC front frames and requests); the script language compiles text into a CompiledScript; the
 // engine runs calls on one, knowing it only by its types; the transports (grpc, http, port,
-// episode-files, and log beneath both servers) carry calls to and from the engine; the recorder (modelstub
+// episode-files, and log beneath both servers) carry calls to and from the engine; the upstream recorder (modelstub
 // record) serves the same fronts over a stub that forwards to a real model; the CLI and the
 // library are two faces of the same transports, side by side: neither imports the other, so the
 // package's API never drags in option parsing. src/index.ts, the package's entry, re-exports.
@@ -24,10 +24,10 @@ const layers: Record<string, string[]> = {
   port: ["shared", "engine", "grpc"],
   // One server's start (the fronts over a stub) and graceful stop, composed by every face that serves.
   server: ["shared", "engine", "episode-files", "grpc", "http"],
-  recorder: ["shared", "script", "engine", "log", "grpc", "http", "port", "server"],
+  "upstream-recorder": ["shared", "script", "engine", "log", "grpc", "http", "port", "server"],
   // The crash-matrix runner (matrix run): a harness over ControlService, used by both faces.
   matrix: ["shared", "script", "engine", "log", "grpc", "http", "port", "server"],
-  cli: ["shared", "script", "engine", "log", "episode-files", "grpc", "http", "port", "server", "recorder", "matrix"],
+  cli: ["shared", "script", "engine", "log", "episode-files", "grpc", "http", "port", "server", "upstream-recorder", "matrix"],
   library: ["shared", "script", "engine", "log", "episode-files", "grpc", "http", "port", "server", "matrix"],
   "index.ts": ["shared", "script", "engine", "port", "library", "matrix"],
 };

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { userRequest } from "../support/requests.js";
 import { cliPath, repoRoot } from "../support/run-cli.js";
 import { testTimeoutMs } from "../support/test-timeout.js";
@@ -71,7 +71,7 @@ async function waitFor(what: string, ok: () => boolean): Promise<void> {
 
 /** One recorded call in session `ci`, so the server has an episode to write at shutdown. */
 async function oneCall(address: string): Promise<void> {
-  const port = createGrpcPort(address);
+  const port = openGrpcPort(address);
   await port.generate(userRequest("PROBE-ECHO hi"), { session: "ci" });
   port.close();
 }

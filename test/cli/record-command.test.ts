@@ -6,7 +6,7 @@ import { join } from "node:path";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadScriptText } from "../../src/script/load-script.js";
-import { startPythonUpstream } from "../recorder/upstreams/python-upstream.js";
+import { startPythonUpstream } from "../upstream-recorder/upstreams/python-upstream.js";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-openai-upstream.js";
 import { cliPath, repoRoot, runCli } from "../support/run-cli.js";
 import { testTimeoutMs } from "../support/test-timeout.js";

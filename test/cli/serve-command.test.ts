@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { userRequest } from "../support/requests.js";
 import { runCli, startServeProcess } from "../support/run-cli.js";
 
@@ -19,7 +19,7 @@ describe("modelstub serve", () => {
       expect(output().stderr).toContain('serving script "default" (9 entries, real clock)');
       expect(output().stderr).toContain(`modelstub: gRPC listening on ${address}\n`);
       expect(output().stdout).toBe("");
-      const port = createGrpcPort(address);
+      const port = openGrpcPort(address);
       const res = await port.generate(userRequest("PROBE-ECHO hello"));
       expect(res.message?.content).toBe("PROBE-ECHO ok: PROBE-ECHO hello");
       port.close();

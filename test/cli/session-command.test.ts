@@ -3,7 +3,7 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { userRequest } from "../support/requests.js";
 import { runCli, startServeProcess } from "../support/run-cli.js";
 import { testTimeoutMs } from "../support/test-timeout.js";
@@ -67,7 +67,7 @@ describe("modelstub session", { timeout: testTimeoutMs(60_000) }, () => {
     const set = await session("faults", "faulty", file);
     expect(set.code).toBe(0);
     expect(set.stdout).toMatch(/^session "faulty": fault plan "first-call-fails" set \(1 rule; digest [0-9a-f]{12}\); the episode it closed holds 0 calls\n$/);
-    const port = createGrpcPort(server.address);
+    const port = openGrpcPort(server.address);
     const first = await port.generate(userRequest("a"), { session: "faulty" }).catch((e: Error) => e.message);
     const second = await port.generate(userRequest("b"), { session: "faulty" });
     port.close();
@@ -101,7 +101,7 @@ describe("modelstub session", { timeout: testTimeoutMs(60_000) }, () => {
     expect(before.stdout).toBe(
       'session "checked": not satisfied: 2 scripted entries were not used up\nLEFT  ENTRY\n1     entries[0]: reply "one"\n1     entries[1]: reply "two"\n',
     );
-    const port = createGrpcPort(server.address);
+    const port = openGrpcPort(server.address);
     for (const text of ["a", "b"]) await port.generate(userRequest(text), { session: "checked" });
     port.close();
     expect(await session("verify", "checked")).toEqual({ code: 0, stdout: 'session "checked": satisfied (every scripted entry was used)\n', stderr: "" });
@@ -111,7 +111,7 @@ describe("modelstub session", { timeout: testTimeoutMs(60_000) }, () => {
 
   it("resets and deletes a session, saying how many calls its closed episode held, and exits 3 deleting one the server does not keep", async () => {
     await session("load", "gone", join(dir, "two.yaml"));
-    const port = createGrpcPort(server.address);
+    const port = openGrpcPort(server.address);
     await port.generate(userRequest("hi"), { session: "gone" });
     port.close();
     expect((await session("reset", "gone")).stdout).toBe('session "gone": reset (the episode it closed holds 1 call)\n');

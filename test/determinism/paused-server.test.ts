@@ -8,7 +8,7 @@ import { EpisodeSchema, Outcome } from "../../gen/modelstub/v1/episode_pb.js";
 import { episodeDifference } from "../../src/engine/episode-difference.js";
 import { Code } from "../../src/shared/status-code.js";
 import { createControlClient, type ControlClient } from "../../src/port/control-client.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { ModelCallError, type ModelPort } from "../../src/port/model-port.js";
 import { userRequest } from "../support/requests.js";
 import { startServeProcess } from "../support/run-cli.js";
@@ -43,7 +43,7 @@ beforeAll(async () => {
   writeFileSync(join(dir, "stalls.yaml"), script);
   const started = await startServeProcess(["--script", join(dir, "stalls.yaml"), "--grpc", "127.0.0.1:0", "--quiet"]);
   server = started;
-  port = createGrpcPort(started.address);
+  port = openGrpcPort(started.address);
   control = createControlClient(started.address);
   // A connected channel: the paused runs must measure the pause, not the connection.
   await port.generate(userRequest("warm"), { session: "warm", step: "half-said", timeoutMs: 20 }).catch(() => undefined);

@@ -7,7 +7,7 @@ import { createStub } from "../../src/engine/create-stub.js";
 import { episodeDifference } from "../../src/engine/episode-difference.js";
 import { loadScriptText } from "../../src/script/load-script.js";
 import { createControlClient } from "../../src/port/control-client.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { createInProcessPort } from "../../src/port/in-process-port.js";
 import { driveScenario, goldenPath, scenarioPath, scenarioScript } from "../support/determinism-scenario.js";
 import { userRequest } from "../support/requests.js";
@@ -55,7 +55,7 @@ describe("the same script yields the same episode bytes", () => {
 
   it("in a separate process, equal to the committed golden file", async () => {
     const { child, address, exit } = await startServeProcess(["--script", scenarioPath, "--grpc", "127.0.0.1:0"]);
-    const port = createGrpcPort(address);
+    const port = openGrpcPort(address);
     const control = createControlClient(address);
     try {
       await driveScenario(port, "scenario");

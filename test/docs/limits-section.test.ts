@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import type { OptionSpec } from "../../src/cli/options.js";
 import { serveOptions } from "../../src/cli/serve-options.js";
 import { maxDurationMs } from "../../src/script/parse-duration.js";
 import { requestLimits } from "../../src/engine/request-limits.js";
@@ -11,7 +12,7 @@ import { getEpisodeMaxBytes } from "../../src/grpc/get-episode-answer.js";
 import { maxStatusDetailsWireBytes } from "../../src/grpc/fit-status-details.js";
 import { maxUnwrittenBytes } from "../../src/grpc/model-service.js";
 import { streamResetLimit } from "../../src/grpc/start-grpc-server.js";
-import { maxJsonDepth, maxJsonValues } from "../../src/http/read-json-body.js";
+import { maxJsonDepth, maxJsonValues } from "../../src/http/scan-json-body.js";
 import { maxQuotedChars } from "../../src/shared/clip-text.js";
 import { httpTimeouts } from "../../src/http/start-http-server.js";
 
@@ -77,7 +78,8 @@ describe('docs/operations.md "Limits"', () => {
     expect(row).toContain(`${written(streamResetLimit.perSecond)} a second`);
   });
 
-  const bounding = serveOptions.filter((o) => o.name.startsWith("max-") || o.name === "session-idle-timeout" || o.name === "grace");
+  const specs: readonly OptionSpec[] = serveOptions;
+  const bounding = specs.filter((o) => o.name.startsWith("max-") || o.name === "session-idle-timeout" || o.name === "grace");
   it.each(bounding.map((o) => [o.name, o] as const))("has a row for --%s with its variable and default", (name, option) => {
     const named = rowsNaming(`--${name}`);
     expect(named, `no row of the Limits section names \`--${name}\``).not.toHaveLength(0);

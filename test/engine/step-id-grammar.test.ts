@@ -6,7 +6,7 @@ import { Code } from "../../src/shared/status-code.js";
 import { startGrpcServer, type RunningGrpcServer } from "../../src/grpc/start-grpc-server.js";
 import { createLogger } from "../../src/log/create-logger.js";
 import { createControlClient, type ControlClient } from "../../src/port/control-client.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { createInProcessPort } from "../../src/port/in-process-port.js";
 import type { ModelPort } from "../../src/port/model-port.js";
 import { rawRequest, startHttpStub, type HttpStub } from "../http/http-stub.js";
@@ -47,7 +47,7 @@ async function serve(): Promise<Served> {
         for (const l of chunk.trim().split("\n")) lines.push(JSON.parse(l) as Record<string, unknown>);
       } } });
   const server = await startGrpcServer({ stub, address: "127.0.0.1:0", logger });
-  served = { stub, server, port: createGrpcPort(server.address), control: createControlClient(server.address), lines };
+  served = { stub, server, port: openGrpcPort(server.address), control: createControlClient(server.address), lines };
   return served;
 }
 

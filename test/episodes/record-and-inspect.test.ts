@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { EpisodeSchema } from "../../gen/modelstub/v1/episode_pb.js";
 import { createControlClient } from "../../src/port/control-client.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { Code } from "../../src/shared/status-code.js";
 import { driveScenario, goldenPath, scenarioPath } from "../support/determinism-scenario.js";
 import { userRequest } from "../support/requests.js";
@@ -69,7 +69,7 @@ describe("modelstub serve --record-dir", () => {
   it("writes a session's episode on reset and every episode at shutdown, whole and atomically", async () => {
     const dir = await mkdtemp(join(tmpdir(), "modelstub-record-"));
     const { child, address, exit } = await startServeProcess(["--script", scenarioPath, "--grpc", "127.0.0.1:0", "--record-dir", dir]);
-    const port = createGrpcPort(address);
+    const port = openGrpcPort(address);
     const control = createControlClient(address);
     try {
       await driveScenario(port, "scenario");
@@ -100,7 +100,7 @@ describe("modelstub serve --record-dir, ResetSession and LoadScript", () => {
     await writeFile(scriptPath, `entries:\n  - repeat: true\n    reply: hi\nsteps:\n  long:\n    - repeat: true\n      reply: "${"lorem ".repeat(40_000)}"\n`);
     const records = join(dir, "episodes");
     const served = await startServeProcess(["--script", scriptPath, "--grpc", "127.0.0.1:0", "--record-dir", records]);
-    const port = createGrpcPort(served.address);
+    const port = openGrpcPort(served.address);
     const control = createControlClient(served.address);
     const episodeBytes = async (session: string) => Buffer.from((await control.call("GetEpisode", { session })).episodeBinpb);
     const recorded = async (session: string) => Buffer.from(await readFile(join(records, `${session}.episode.binpb`)));

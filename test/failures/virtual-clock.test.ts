@@ -8,7 +8,7 @@ import { loadScriptText } from "../../src/script/load-script.js";
 import { createInProcessPort } from "../../src/port/in-process-port.js";
 import { Code } from "../../src/shared/status-code.js";
 import { createControlClient } from "../../src/port/control-client.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { collect, userRequest } from "../support/requests.js";
 import { startServeProcess } from "../support/run-cli.js";
 import { startStubServer, type StubServer } from "../support/start-stub-server.js";
@@ -92,7 +92,7 @@ entries:
     const scriptPath = join(dir, "slow.yaml");
     await writeFile(scriptPath, "entries:\n  - latency: 1440m\n    reply: worth the wait\n");
     const { child, address, exit } = await startServeProcess(["--script", scriptPath, "--grpc", "127.0.0.1:0", "--clock", "virtual"]);
-    const port = createGrpcPort(address);
+    const port = openGrpcPort(address);
     const control = createControlClient(address);
     try {
       const res = await port.generate(userRequest("x"), { session: "cli" });

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { constants, type ClientHttp2Stream } from "node:http2";
 import { GenerateStreamRequestSchema, Role } from "../../gen/modelstub/v1/model_pb.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { codeName, grpcFrame, rawSession, running } from "./harness.js";
 import type { IsolationServer } from "./bystander.js";
 import { userRequest } from "../support/requests.js";
@@ -189,7 +189,7 @@ export function stalledReaders(front: "grpc" | Dialect, count: number): Attack {
 /** `count` GenerateStream calls of a ~960 KB echo at once on one channel, read to their end (each within 120 s). */
 export function streamedEchoes(count: number): Attack {
   return async (server) => {
-    const port = createGrpcPort(server.address);
+    const port = openGrpcPort(server.address);
     const started = performance.now();
     const failures: string[] = [];
     const ends = await Promise.all(

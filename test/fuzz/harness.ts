@@ -5,7 +5,7 @@ import { connect, type ClientHttp2Session, type IncomingHttpHeaders } from "node
 import { expect } from "vitest";
 import { codeNames } from "../../src/shared/status-code.js";
 import { createControlClient, type ControlClient } from "../../src/port/control-client.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import type { ModelPort } from "../../src/port/model-port.js";
 import { userRequest } from "../support/requests.js";
 import { startServeProcess } from "../support/run-cli.js";
@@ -72,7 +72,7 @@ export async function startFuzzServer(args: string[] = []): Promise<FuzzServer> 
   let code: number | undefined;
   void s.exit.then((c) => (code = c));
   const control = createControlClient(s.address);
-  const good = createGrpcPort(s.address);
+  const good = openGrpcPort(s.address);
   const pid = s.child.pid!;
   // Warm-up: the first calls load code paths and grow the heap to its working size.
   for (let i = 0; i < 20; i++) {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GenerateStreamResponse } from "../../gen/modelstub/v1/model_pb.js";
 import { loadScriptText } from "../../src/script/load-script.js";
 import { Code } from "../../src/shared/status-code.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import type { ModelPort } from "../../src/port/model-port.js";
 import { userRequest } from "../support/requests.js";
 import { repoRoot, runCli } from "../support/run-cli.js";
@@ -51,7 +51,7 @@ describe("fuzz: mutated scripts", () => {
   beforeAll(async () => {
     server = await startFuzzServer(["--clock", "virtual"]);
     dir = mkdtempSync(join(tmpdir(), "modelstub-fuzz-"));
-    for (let i = 0; i < 2; i++) ports.push(createGrpcPort(server.address));
+    for (let i = 0; i < 2; i++) ports.push(openGrpcPort(server.address));
   }, 60_000);
   afterAll(async () => {
     for (const p of ports) p.close();

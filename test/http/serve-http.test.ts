@@ -3,7 +3,7 @@ import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { userRequest } from "../support/requests.js";
 import { cliPath, repoRoot, runCli } from "../support/run-cli.js";
 import { rawRequest } from "./http-stub.js";
@@ -36,7 +36,7 @@ describe("modelstub serve --http", () => {
       expect(http).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       const r = await rawRequest(http, "POST", "/v1/chat/completions", { model: "m", messages: [{ role: "user", content: "PROBE-ECHO over http" }] }, { "x-modelstub-session": "both" });
       expect(JSON.parse(String(r.body)).choices[0].message.content).toBe("PROBE-ECHO ok: PROBE-ECHO over http");
-      const port = createGrpcPort(grpc);
+      const port = openGrpcPort(grpc);
       await port.generate(userRequest("PROBE-ECHO over grpc"), { session: "both" });
       port.close();
     } finally {

@@ -8,9 +8,9 @@ const pkg = JSON.parse(readFileSync(new URL("package.json", root), "utf8")) as {
 
 describe("the package manifest", () => {
   it("ships the bundled library and CLI, and the types of every layer of src/ but the CLI's (no tsc output runs from the package)", () => {
-    // recorder/ is the CLI's alone (modelstub record; the library does not reach it): it runs
+    // upstream-recorder/ is the CLI's alone (modelstub record; the library does not reach it): it runs
     // from dist/bundle with the command. The library runs from dist/lib (rolldown.config.mjs).
-    const cliOnly = new Set(["cli", "recorder"]);
+    const cliOnly = new Set(["cli", "upstream-recorder"]);
     const layers = readdirSync(new URL("src/", root), { withFileTypes: true })
       .filter((e) => e.isDirectory() && !cliOnly.has(e.name))
       .map((e) => `dist/src/${e.name}/**/*.d.ts`);

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createControlClient } from "../../src/port/control-client.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { userRequest } from "../support/requests.js";
 import { runCli, startServeProcess } from "../support/run-cli.js";
 import { testTimeoutMs } from "../support/test-timeout.js";
@@ -31,7 +31,7 @@ afterAll(async () => {
 /** Runs a server with `format` through a call, a call still hanging at SIGTERM and the grace running out: its stderr and exit code. */
 async function serveThroughShutdown(format: "json" | "text"): Promise<{ stderr: string; code: number; grpc: string; http: string }> {
   const server = await startServeProcess(["--script", script, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--log-format", format, "--grace", "100ms", "--clock", "virtual"]);
-  const port = createGrpcPort(server.address);
+  const port = openGrpcPort(server.address);
   const control = createControlClient(server.address);
   try {
     await port.generate(userRequest("hello"), { session: "logs" });

@@ -4,7 +4,7 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { EpisodeSchema, Outcome } from "../../gen/modelstub/v1/episode_pb.js";
 import { Code } from "../../src/shared/status-code.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { userRequest } from "../support/requests.js";
 import { startServeProcess } from "../support/run-cli.js";
 import { dir, untilRunning, useScratchDir } from "./serve-process-fixture.js";
@@ -17,7 +17,7 @@ describe("graceful shutdown", () => {
     await writeFile(script, "steps:\n  hang: [ { hang: true, repeat: true } ]\n  ok: [ { reply: done, repeat: true } ]\n");
     const recordDir = join(dir, `episodes-${signal}`);
     const s = await startServeProcess(["--script", script, "--grpc", "127.0.0.1:0", "--record-dir", recordDir, "--grace", "300ms"]);
-    const port = createGrpcPort(s.address);
+    const port = openGrpcPort(s.address);
     const outcomes: Promise<unknown>[] = [];
     try {
       for (let i = 0; i < 5; i++) await port.generate(userRequest("x"), { session: `s${i}`, step: "ok" });

@@ -4,7 +4,7 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { EpisodeSchema, Outcome } from "../../gen/modelstub/v1/episode_pb.js";
 import { Code } from "../../src/shared/status-code.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { userRequest } from "../support/requests.js";
 import { runCli, startServeProcess } from "../support/run-cli.js";
 import { dir, selfSigned, untilDraining, untilRunning, useScratchDir, watchHealth } from "./serve-process-fixture.js";
@@ -17,7 +17,7 @@ describe("health", () => {
     await writeFile(script, "entries:\n  - hang: true\n    repeat: true\n");
     const recordDir = join(dir, "episodes-health");
     const s = await startServeProcess(["--script", script, "--grpc", "127.0.0.1:0", "--record-dir", recordDir, "--grace", "60s"]);
-    const port = createGrpcPort(s.address);
+    const port = openGrpcPort(s.address);
     // The call in flight holds the drain open until the test ends it: no race with a timer.
     const stop = new AbortController();
     try {
@@ -60,7 +60,7 @@ describe("health", () => {
     const script = join(dir, "slow-watch.yaml");
     await writeFile(script, "entries:\n  - latency: 3s\n    repeat: true\n    reply: finally\n");
     const s = await startServeProcess(["--script", script, "--grpc", "127.0.0.1:0", "--grace", "60s"]);
-    const port = createGrpcPort(s.address);
+    const port = openGrpcPort(s.address);
     const watch = watchHealth(s.address);
     const statuses = watch.statuses;
     try {

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code } from "../../src/shared/status-code.js";
 import { createControlClient } from "../../src/port/control-client.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { userRequest } from "../support/requests.js";
 import { runCli, startServeProcess } from "../support/run-cli.js";
 
@@ -77,7 +77,7 @@ describe("modelstub serve --record-dir, when a write fails at run time", () => {
   it("logs and counts it, answers the reset INTERNAL, and exits 1 at shutdown", async () => {
     const records = join(dir, "taken-away");
     const s = await startServeProcess(["--grpc", "127.0.0.1:0", "--clock", "virtual", "--record-dir", records, "--log-format", "json"]);
-    const port = createGrpcPort(s.address);
+    const port = openGrpcPort(s.address);
     const control = createControlClient(s.address);
     try {
       await port.generate(userRequest("PROBE-ECHO one"), { session: "reset-me" });

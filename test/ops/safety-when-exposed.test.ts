@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Code } from "../../src/shared/status-code.js";
 import { createControlClient } from "../../src/port/control-client.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { userRequest } from "../support/requests.js";
 import { runCli, startServeProcess } from "../support/run-cli.js";
 import { selfSigned, useScratchDir, withServe } from "./serve-process-fixture.js";
@@ -35,7 +35,7 @@ describe("safety when exposed", () => {
 
   it("answers RESOURCE_EXHAUSTED for an oversized request and past the session cap, and keeps serving", async () => {
     const s = await startServeProcess(["--grpc", "127.0.0.1:0", "--max-message-bytes", "10000", "--max-sessions", "2"]);
-    const port = createGrpcPort(s.address);
+    const port = openGrpcPort(s.address);
     try {
       await expect(port.generate(userRequest("x".repeat(20_000)))).rejects.toMatchObject({ code: Code.RESOURCE_EXHAUSTED });
       await port.generate(userRequest("PROBE-ECHO a"), { session: "one" });
@@ -54,7 +54,7 @@ describe("safety when exposed", () => {
 
   it("refuses the third call of an episode with --max-episode-calls 2, serves other sessions, and lets ResetSession lift it", async () => {
     await withServe(["--grpc", "127.0.0.1:0", "--max-episode-calls", "2"], {}, async (s) => {
-      const port = createGrpcPort(s.address);
+      const port = openGrpcPort(s.address);
       const control = createControlClient(s.address);
       try {
         for (const word of ["a", "b"]) await port.generate(userRequest(`PROBE-ECHO ${word}`), { session: "capped" });
@@ -77,7 +77,7 @@ describe("safety when exposed", () => {
     // is passed by the second call and the third is refused.
     const long = `PROBE-ECHO ${"x".repeat(800)}`;
     await withServe(["--grpc", "127.0.0.1:0"], { MODELSTUB_MAX_EPISODE_BYTES: "2000" }, async (s) => {
-      const port = createGrpcPort(s.address);
+      const port = openGrpcPort(s.address);
       const control = createControlClient(s.address);
       try {
         for (let i = 0; i < 2; i++) await port.generate(userRequest(long), { session: "big" });

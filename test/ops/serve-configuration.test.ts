@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
+import type { OptionSpec } from "../../src/cli/options.js";
 import { Code } from "../../src/shared/status-code.js";
 import { createControlClient } from "../../src/port/control-client.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { userRequest } from "../support/requests.js";
 import { runCli, startServeProcess } from "../support/run-cli.js";
 import { callLines, withServe, type ServeProcess } from "./serve-process-fixture.js";
@@ -19,7 +20,7 @@ describe("configuration", () => {
   });
 
   const oneCall = async (s: ServeProcess) => {
-    const port = createGrpcPort(s.address);
+    const port = openGrpcPort(s.address);
     try {
       await port.generate(userRequest("PROBE-ECHO x"));
     } finally {
@@ -42,7 +43,7 @@ describe("configuration", () => {
 
   it("takes an integer from its variable, and its flag wins: MODELSTUB_MAX_SESSIONS and --max-sessions", async () => {
     const secondSession = (result: { code: number }) => async (s: ServeProcess) => {
-      const port = createGrpcPort(s.address);
+      const port = openGrpcPort(s.address);
       try {
         await port.generate(userRequest("PROBE-ECHO x"), { session: "one" });
         result.code = await port.generate(userRequest("PROBE-ECHO x"), { session: "two" }).then(() => Code.OK, (e: { code: number }) => e.code);
@@ -77,7 +78,7 @@ describe("configuration", () => {
   });
 
   it("documents every option, with its variable, default and allowed values, in `serve --help`", async () => {
-    const { serveOptions } = await import("../../src/cli/serve-options.js");
+    const serveOptions: readonly OptionSpec[] = (await import("../../src/cli/serve-options.js")).serveOptions;
     const help = await runCli(["serve", "--help"]);
     expect(help.code).toBe(0);
     for (const o of serveOptions) {

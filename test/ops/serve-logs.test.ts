@@ -3,7 +3,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Code } from "../../src/shared/status-code.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { collect, userRequest } from "../support/requests.js";
 import { cliPath, repoRoot, startServeProcess } from "../support/run-cli.js";
 import { callLines, dir, untilDraining, untilRunning, useScratchDir, withServe } from "./serve-process-fixture.js";
@@ -15,7 +15,7 @@ describe("logs", () => {
     const script = join(dir, "logged.yaml");
     await writeFile(script, "steps:\n  plan:\n    - name: greet\n      latency: 20ms\n      reply: hi\n    - error: { code: UNAVAILABLE, message: busy }\n");
     const s = await startServeProcess(["--script", script, "--grpc", "127.0.0.1:0"]);
-    const port = createGrpcPort(s.address);
+    const port = openGrpcPort(s.address);
     try {
       await port.generate(userRequest("please\nplan   the trip to the coast, then book the cheapest train and a hotel near the station"), { session: "logs", step: "plan" });
       await port.generate(userRequest("x"), { session: "logs", step: "plan" }).catch(() => undefined);
@@ -63,7 +63,7 @@ describe("logs", () => {
       [["--log-format", "text"], (err: string) => expect(err).toContain("modelstub info: call transport=grpc method=Generate session=default entry=entries[4] entry_name=probe-echo sequence=1 model=test-model last_user=\"PROBE-ECHO x\"")],
     ] as const) {
       const s = await startServeProcess(["--grpc", "127.0.0.1:0", ...flags]);
-      const port = createGrpcPort(s.address);
+      const port = openGrpcPort(s.address);
       await port.generate(userRequest("PROBE-ECHO x"));
       port.close();
       s.child.kill("SIGTERM");
@@ -76,7 +76,7 @@ describe("logs", () => {
     const script = join(dir, "refused.yaml");
     await writeFile(script, "steps:\n  fast: [ { reply: ok, repeat: true } ]\n  slow: [ { latency: 800ms, reply: slow, repeat: true } ]\n");
     const stderr = await withServe(["--script", script, "--grpc", "127.0.0.1:0", "--max-sessions", "2", "--max-episode-calls", "1", "--grace", "5s"], {}, async (s) => {
-      const port = createGrpcPort(s.address);
+      const port = openGrpcPort(s.address);
       const code = (p: Promise<unknown>) => p.then(() => Code.OK, (e: { code: number }) => e.code);
       try {
         await port.generate(userRequest("x"), { session: "a", step: "fast" });
@@ -151,7 +151,7 @@ describe("logs", () => {
       const exited = new Promise((r) => child.on("exit", r));
       try {
         await expect.poll(() => /gRPC listening(?: on |","address":")([^\s"]+)/.exec(out)?.[1]).toBeDefined();
-        const port = createGrpcPort(/gRPC listening(?: on |","address":")([^\s"]+)/.exec(out)![1]!);
+        const port = openGrpcPort(/gRPC listening(?: on |","address":")([^\s"]+)/.exec(out)![1]!);
         await port.generate(userRequest("PROBE-ECHO tty"));
         port.close();
         await expect.poll(() => out).toContain("modelstub info: call transport=grpc method=Generate session=default entry=entries[4] entry_name=probe-echo sequence=1 model=test-model last_user=\"PROBE-ECHO tty\"");

@@ -9,7 +9,7 @@ import { createStub } from "../../src/engine/create-stub.js";
 import { loadScriptText } from "../../src/script/load-script.js";
 import { Code } from "../../src/shared/status-code.js";
 import { createControlClient, type ControlClient } from "../../src/port/control-client.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { createInProcessPort } from "../../src/port/in-process-port.js";
 import { userRequest } from "../support/requests.js";
 import { runCli, startServeProcess } from "../support/run-cli.js";
@@ -115,7 +115,7 @@ describe("ControlService.DeleteSession", () => {
   it("writes the closed episode to --record-dir before it answers", async () => {
     const records = join(dir, "deleted");
     const s = await startServeProcess(["--grpc", "127.0.0.1:0", "--clock", "virtual", "--record-dir", records]);
-    const port = createGrpcPort(s.address);
+    const port = openGrpcPort(s.address);
     const control = createControlClient(s.address);
     try {
       await port.generate(userRequest("PROBE-ECHO hi"), { session: "gone" });
@@ -138,7 +138,7 @@ describe("modelstub serve --session-idle-timeout", () => {
     await writeFile(scriptPath, script);
     const records = join(dir, "evicted");
     const s = await startServeProcess(["--script", scriptPath, "--grpc", "127.0.0.1:0", "--clock", "virtual", "--record-dir", records, "--session-idle-timeout", "300ms", "--log-format", "json"]);
-    const port = createGrpcPort(s.address);
+    const port = openGrpcPort(s.address);
     const control = createControlClient(s.address);
     const stop = new AbortController();
     try {
@@ -182,7 +182,7 @@ describe("modelstub serve --session-idle-timeout", () => {
 
     // Long enough that a loaded machine never splits the two calls of an episode by evicting between them.
     const s = await startServeProcess(["--script", scriptPath, "--grpc", "127.0.0.1:0", "--clock", "virtual", "--record-dir", records, "--session-idle-timeout", "1500ms"]);
-    const port = createGrpcPort(s.address);
+    const port = openGrpcPort(s.address);
     const control = createControlClient(s.address);
     try {
       await port.generate(userRequest("hi"), { session: "s" });

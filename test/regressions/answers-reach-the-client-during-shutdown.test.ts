@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { userRequest } from "../support/requests.js";
 import { startServeProcess } from "../support/run-cli.js";
 import { dir, untilRunning, useScratchDir, watchHealth } from "../ops/serve-process-fixture.js";
@@ -20,7 +20,7 @@ describe("a graceful shutdown", () => {
     const script = join(dir, "large-answer.yaml");
     await writeFile(script, "entries:\n  - latency: 1s\n    repeat: true\n    reply: \"{{last_user}}\"\n");
     const s = await startServeProcess(["--script", script, "--grpc", "127.0.0.1:0", "--grace", "60s"]);
-    const port = createGrpcPort(s.address);
+    const port = openGrpcPort(s.address);
     const watch = watchHealth(s.address);
     // About 1 MB each way: the answer takes many HTTP/2 flow-control windows to write.
     const text = "x".repeat(1_000_000);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createControlClient, type ControlClient } from "../../src/port/control-client.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import type { ModelCallError, ModelPort } from "../../src/port/model-port.js";
 import { Code } from "../../src/shared/status-code.js";
 import { userRequest } from "../support/requests.js";
@@ -23,7 +23,7 @@ describe("a server sent scripts and fault plans nested thousands of levels deep"
   beforeAll(async () => {
     serve = await startServeProcess(["--grpc", "127.0.0.1:0"]);
     control = createControlClient(serve.address);
-    port = createGrpcPort(serve.address);
+    port = openGrpcPort(serve.address);
     await control.call("LoadScript", { session: "bystander", script: "entries:\n  - repeat: true\n    reply: still here\n" });
   });
   afterAll(async () => {

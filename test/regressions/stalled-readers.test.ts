@@ -15,7 +15,7 @@ import { loadScriptText } from "../../src/script/load-script.js";
 import { maxStreamFrames } from "../../src/engine/plan-frames.js";
 import { splitChunks } from "../../src/shared/split-chunks.js";
 import { createControlClient, type ControlClient } from "../../src/port/control-client.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { createInProcessPort } from "../../src/port/in-process-port.js";
 import { collect, userRequest } from "../support/requests.js";
 import { startServeProcess } from "../support/run-cli.js";
@@ -138,7 +138,7 @@ describe.skipIf(!existsSync("/proc/self/status"))("streams to readers that stop 
 
     // A normal call on another connection is answered while all 64 stay held. How long it takes
     // is the bench's figure (the isolation check's bystander p99), not a bound here.
-    const port = createGrpcPort(server.address);
+    const port = openGrpcPort(server.address);
     cleanup.push(() => port.close());
     const started = performance.now();
     const reply = await port.generate(userRequest("PROBE-ECHO hi"), { session: "bystander" });

@@ -4,7 +4,7 @@ import { CallMethod, EpisodeCallSchema, EpisodeSchema, type Episode } from "../.
 import { checkPlanSteps } from "../../src/script/check-plan-steps.js";
 import { compileFaultPlan } from "../../src/script/compile-fault-plan.js";
 import {
-  crashMatrix,
+  matrixPlans,
   describeMatrixSize,
   matrixKinds,
   matrixSize,
@@ -103,11 +103,11 @@ describe("parsePositions", () => {
   });
 });
 
-describe("crashMatrix", () => {
+describe("matrixPlans", () => {
   const positions = positionsFromScript(script);
 
   it("crosses every position with every kind, in position order then kind order, each plan one rule at {step, occurrence}", () => {
-    const plans = crashMatrix({ positions, kinds: ["unavailable", "timeout"] });
+    const plans = matrixPlans({ positions, kinds: ["unavailable", "timeout"] });
     expect(plans).toHaveLength(14);
     expect(plans.map((p) => p.id.replace(/-[0-9a-f]{8}$/, ""))).toEqual(positions.flatMap((p) => ["unavailable", "timeout"].map((k) => `${p.step === "" ? "main" : p.step}.${p.occurrence}.${k}`.replace(/[^A-Za-z0-9._-]/g, "_"))));
     expect(plans[2]).toEqual({
@@ -120,7 +120,7 @@ describe("crashMatrix", () => {
   });
 
   it("maps each kind to its fault", () => {
-    const rules = crashMatrix({ positions: [{ step: "act", occurrence: 2 }], kinds: [...matrixKinds] }).map((p) => p.plan.rules![0]!);
+    const rules = matrixPlans({ positions: [{ step: "act", occurrence: 2 }], kinds: [...matrixKinds] }).map((p) => p.plan.rules![0]!);
     expect(rules.map(({ at: _at, ...fault }) => fault)).toEqual([
       { error: { code: "UNAVAILABLE", message: 'crash matrix: UNAVAILABLE at step "act", 2nd call' } },
       { error: { code: "INTERNAL", message: 'crash matrix: INTERNAL at step "act", 2nd call' } },
@@ -135,8 +135,8 @@ describe("crashMatrix", () => {
 
   it("gives the same ids on every run, and different ids to positions whose ids sanitize alike", () => {
     const tricky: MatrixPosition[] = [{ step: "a:b", occurrence: 1 }, { step: "a/b", occurrence: 1 }, { step: "a_b", occurrence: 1 }, { step: "main", occurrence: 1 }, { step: "", occurrence: 1 }];
-    const once = crashMatrix({ positions: tricky, kinds: [...matrixKinds] }).map((p) => p.id);
-    const again = crashMatrix({ positions: tricky, kinds: [...matrixKinds] }).map((p) => p.id);
+    const once = matrixPlans({ positions: tricky, kinds: [...matrixKinds] }).map((p) => p.id);
+    const again = matrixPlans({ positions: tricky, kinds: [...matrixKinds] }).map((p) => p.id);
     expect(again).toEqual(once);
     expect(new Set(once).size).toBe(once.length);
     expect(once.filter((id) => id.startsWith("a_b.1.timeout-"))).toHaveLength(3);
@@ -144,7 +144,7 @@ describe("crashMatrix", () => {
   });
 
   it("puts break and drop only at streamed calls, or where the method is unknown", () => {
-    const plans = crashMatrix({ positions: positionsFromEpisode(episode), kinds: ["break", "drop", "hang"] });
+    const plans = matrixPlans({ positions: positionsFromEpisode(episode), kinds: ["break", "drop", "hang"] });
     const struck = (kind: string) => plans.filter((p) => p.id.includes(`.${kind}-`)).map((p) => p.name.split(":")[0]);
     expect(struck("break")).toEqual(['step "act", 1st call', 'step "plan", 2nd call', 'step "plan", 3rd call']);
     expect(struck("drop")).toHaveLength(3);
@@ -155,7 +155,7 @@ describe("crashMatrix", () => {
 
   it("with pairs, makes two-rule plans for every two distinct positions, as many as matrixSize counts first", () => {
     const options = { positions: positionsFromEpisode(episode), kinds: ["unavailable", "break"] as const, pairs: true };
-    const plans = crashMatrix({ ...options, kinds: [...options.kinds] });
+    const plans = matrixPlans({ ...options, kinds: [...options.kinds] });
     expect(plans.length).toBe(matrixSize({ ...options, kinds: [...options.kinds] }));
     // Kinds per position: 1, 2, 2, 1, 2; pairs: (8^2 - (1+4+4+1+4)) / 2 = 25.
     expect(plans.length).toBe(25);
@@ -168,14 +168,14 @@ describe("crashMatrix", () => {
 
   it("makes plans that all compile without a problem against the script, singly and in pairs", () => {
     const kinds = [...matrixKinds];
-    const plans = [...crashMatrix({ positions: positionsFromScript(script), kinds }), ...crashMatrix({ positions: positionsFromEpisode(episode), kinds, pairs: true })];
+    const plans = [...matrixPlans({ positions: positionsFromScript(script), kinds }), ...matrixPlans({ positions: positionsFromEpisode(episode), kinds, pairs: true })];
     expect(plans.length).toBeGreaterThan(100);
     expect(plans.flatMap((p) => problemsOf(p).map((m) => `${p.id}: ${m}`))).toEqual([]);
   });
 
   it("refuses a position given twice and an unknown kind", () => {
-    expect(() => crashMatrix({ positions: [{ step: "plan", occurrence: 1 }, { step: "plan", occurrence: 1 }], kinds: ["hang"] })).toThrow("the position plan:1 is given twice");
-    expect(() => crashMatrix({ positions: [], kinds: ["explode" as never] })).toThrow('unknown failure kind "explode"');
+    expect(() => matrixPlans({ positions: [{ step: "plan", occurrence: 1 }, { step: "plan", occurrence: 1 }], kinds: ["hang"] })).toThrow("the position plan:1 is given twice");
+    expect(() => matrixPlans({ positions: [], kinds: ["explode" as never] })).toThrow('unknown failure kind "explode"');
   });
 });
 

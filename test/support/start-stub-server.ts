@@ -3,7 +3,7 @@ import { createStub, type Stub, type StubOptions } from "../../src/engine/create
 import { loadScriptText } from "../../src/script/load-script.js";
 import { startGrpcServer, type RunningGrpcServer } from "../../src/grpc/start-grpc-server.js";
 import { createControlClient, type ControlClient } from "../../src/port/control-client.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import type { ModelPort } from "../../src/port/model-port.js";
 import { testTimeoutMs } from "./test-timeout.js";
 
@@ -25,7 +25,7 @@ export async function startStubServer(
   const clock = typeof opts.clock === "object" ? opts.clock : opts.clock === "virtual" ? createVirtualClock() : createRealClock();
   const stub = createStub({ ...opts, script: loadScriptText(scriptText, "test.yaml"), clock });
   const server = await startGrpcServer({ stub, address: "127.0.0.1:0" });
-  const port = createGrpcPort(server.address);
+  const port = openGrpcPort(server.address);
   // A control call's deadline rises with the suite's timeout: 10 s was crossed at load 30.
   const control = createControlClient(server.address, { timeoutMs: testTimeoutMs(10_000) });
   return {

@@ -8,7 +8,7 @@
 // (go/main.go is the reference for the call sequence and the request fields).
 import { readFileSync, writeFileSync } from "node:fs";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { createGrpcPort } from "../../../dist/src/port/grpc-port.js";
+import { openGrpcPort } from "../../../dist/src/port/grpc-port.js";
 import { createControlClient } from "../../../dist/src/port/control-client.js";
 import { EpisodeSchema } from "../../../dist/gen/modelstub/v1/episode_pb.js";
 import { FinishReasonSchema, GenerateRequestSchema, MessageSchema, Role, SamplingParamsSchema, ToolCallSchema, ToolSchema } from "../../../dist/gen/modelstub/v1/model_pb.js";
@@ -71,7 +71,7 @@ function reencode(input, output) {
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function scenario(addr, session, out) {
-  const model = createGrpcPort(addr);
+  const model = openGrpcPort(addr);
   const control = createControlClient(addr);
   const opts = (timeoutMs) => ({ session, timeoutMs });
   try {

@@ -1,6 +1,6 @@
 import { FinishReason, type GenerateResponse } from "../../gen/modelstub/v1/model_pb.js";
 import { deadlineStatus } from "../engine/execution.js";
-import { createGrpcPort } from "../port/grpc-port.js";
+import { openGrpcPort } from "../port/grpc-port.js";
 import { ModelCallError } from "../port/model-port.js";
 import { Code } from "../shared/status-code.js";
 import { idleLimit, msSince, stalledMessage, type Upstream, type UpstreamBreak, type UpstreamCall, type UpstreamOptions, type UpstreamReply, type UpstreamResult } from "./upstream.js";
@@ -75,7 +75,7 @@ function statusResult(err: unknown, totalMs: number, clientCut: boolean): Upstre
  * status after some content is a broken stream. No credentials are sent over plaintext.
  */
 export function createGrpcUpstream(address: string, options: UpstreamOptions = {}): Upstream {
-  const port = createGrpcPort(address);
+  const port = openGrpcPort(address);
   const timeoutMs = options.timeoutMs ?? 60_000;
   return {
     describe: `grpc://${address}`,

@@ -1,10 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
 import { GenerateRequestSchema, MessageSchema, Role } from "../../gen/modelstub/v1/model_pb.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { ModelCallError } from "../../src/port/model-port.js";
-import { createOpenAiUpstream } from "../../src/recorder/openai-upstream.js";
-import { startRecorder, type RunningRecorder } from "../../src/recorder/start-recorder.js";
+import { createOpenAiUpstream } from "../../src/upstream-recorder/openai-upstream.js";
+import { startRecorder, type RunningRecorder } from "../../src/upstream-recorder/start-recorder.js";
 import { loadScriptText } from "../../src/script/load-script.js";
 import { Code } from "../../src/shared/status-code.js";
 import { startFakeUpstream, type FakeAnswer, type FakeUpstream } from "../support/fake-openai-upstream.js";
@@ -30,7 +30,7 @@ describe("modelstub record's failures, over its gRPC front", { timeout: testTime
   it("records an upstream that does not answer in time as a timeout, a stream whose link resets as a drop, and names the default model", async () => {
     // The upstream never answers: only the recorder's own upstream timeout ends the call.
     const { recorder, upstream } = await recorderFor([{ kind: "silent" }, { kind: "sse-break", deltas: ["one ", "two "] }], 300);
-    const port = createGrpcPort(recorder.grpcAddress);
+    const port = openGrpcPort(recorder.grpcAddress);
     open.push(port);
     const timedOut = await port.generate(request("slow?"), { session: "s1" }).catch((e: unknown) => e);
     expect(codeOf(timedOut)).toBe(Code.DEADLINE_EXCEEDED);
@@ -56,7 +56,7 @@ describe("modelstub record's failures, over its gRPC front", { timeout: testTime
     for (const baseUrl of [upstream.baseUrl, `${upstream.baseUrl}?key=q-SECRET`]) {
       const recorder = await startRecorder({ upstream: createOpenAiUpstream(baseUrl) });
       open.push(recorder);
-      const port = createGrpcPort(recorder.grpcAddress);
+      const port = openGrpcPort(recorder.grpcAddress);
       open.push(port);
       expect(codeOf(await port.generate(request("hi")).catch((e: unknown) => e))).toBe(Code.UNAVAILABLE);
       expect(recorder.scriptText()).toMatch(/code: UNAVAILABLE\n\s+message: "upstream http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions unreachable/);

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startServer } from "../../src/library/start-server.js";
-import { createOpenAiUpstream } from "../../src/recorder/openai-upstream.js";
-import { startRecorder } from "../../src/recorder/start-recorder.js";
+import { createOpenAiUpstream } from "../../src/upstream-recorder/openai-upstream.js";
+import { startRecorder } from "../../src/upstream-recorder/start-recorder.js";
 import { startPythonUpstream, type PythonAnswer } from "./upstreams/python-upstream.js";
 import { testTimeoutMs } from "../support/test-timeout.js";
 

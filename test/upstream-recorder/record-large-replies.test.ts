@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startServer } from "../../src/library/start-server.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { ModelCallError } from "../../src/port/model-port.js";
-import { createOpenAiUpstream } from "../../src/recorder/openai-upstream.js";
-import { startRecorder } from "../../src/recorder/start-recorder.js";
+import { createOpenAiUpstream } from "../../src/upstream-recorder/openai-upstream.js";
+import { startRecorder } from "../../src/upstream-recorder/start-recorder.js";
 import { Code } from "../../src/shared/status-code.js";
 import { collect, userRequest } from "../support/requests.js";
 import { startPythonUpstream, type PythonAnswer } from "./upstreams/python-upstream.js";
@@ -22,7 +22,7 @@ describe("modelstub record, large answers", { timeout: testTimeoutMs(60_000) }, 
   async function recorderFor(answers: PythonAnswer[], out?: string) {
     const upstream = await startPythonUpstream(answers);
     const recorder = await startRecorder({ upstream: createOpenAiUpstream(upstream.baseUrl), keepChunks: true, ...(out !== undefined ? { out } : {}) });
-    const port = createGrpcPort(recorder.grpcAddress);
+    const port = openGrpcPort(recorder.grpcAddress);
     open.push(upstream, recorder, port);
     return { recorder, port };
   }
@@ -41,7 +41,7 @@ describe("modelstub record, large answers", { timeout: testTimeoutMs(60_000) }, 
     expect(script).toContain("--keep-chunks not kept: the upstream's 50000 chunks would pass the size an entry may hold");
     expect(script).toContain("text_file: stream.replies/call-1.txt");
     const replay = await startServer({ scriptFile: out, clock: "virtual" });
-    const port2 = createGrpcPort(replay.grpcAddress);
+    const port2 = openGrpcPort(replay.grpcAddress);
     open.push(replay, port2);
     const replayed = await collect(port2.generateStream(userRequest("long")));
     // The same text and end (the replay's engine may coalesce small chunks into fewer frames).
@@ -63,7 +63,7 @@ describe("modelstub record, large answers", { timeout: testTimeoutMs(60_000) }, 
     expect(Buffer.byteLength(script)).toBeLessThan(4096);
     expect(await readFile(join(dirname(out), "recorded.replies", "call-2.txt"), "utf8")).toBe(huge.message?.content);
     const replay = await startServer({ scriptFile: out, clock: "virtual" });
-    const port2 = createGrpcPort(replay.grpcAddress);
+    const port2 = openGrpcPort(replay.grpcAddress);
     open.push(replay, port2);
     expect(await port2.generate(userRequest("short"))).toEqual(short);
     expect(await port2.generate(userRequest("huge"))).toEqual(huge);

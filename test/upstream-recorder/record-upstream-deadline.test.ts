@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startServer } from "../../src/library/start-server.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { ModelCallError } from "../../src/port/model-port.js";
-import { createGrpcUpstream } from "../../src/recorder/grpc-upstream.js";
-import { startRecorder } from "../../src/recorder/start-recorder.js";
+import { createGrpcUpstream } from "../../src/upstream-recorder/grpc-upstream.js";
+import { startRecorder } from "../../src/upstream-recorder/start-recorder.js";
 import { Code } from "../../src/shared/status-code.js";
 import { collect, userRequest } from "../support/requests.js";
 import { testTimeoutMs } from "../support/test-timeout.js";
@@ -27,14 +27,14 @@ describe("modelstub record against a gRPC upstream that times out itself", { tim
   async function recorderFor(upstreamScript: string, clock: "virtual" | "real" = "virtual") {
     const upstream = await startServer({ clock, script: upstreamScript });
     const recorder = await startRecorder({ upstream: createGrpcUpstream(upstream.grpcAddress), keepChunks: true });
-    const port = createGrpcPort(recorder.grpcAddress);
+    const port = openGrpcPort(recorder.grpcAddress);
     open.push(upstream, recorder, port);
     return { recorder, port };
   }
 
   async function replayOf(script: string) {
     const replay = await startServer({ clock: "virtual", script });
-    const port = createGrpcPort(replay.grpcAddress);
+    const port = openGrpcPort(replay.grpcAddress);
     open.push(replay, port);
     return port;
   }

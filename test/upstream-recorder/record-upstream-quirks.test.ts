@@ -1,10 +1,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { ModelCallError } from "../../src/port/model-port.js";
-import { createOpenAiUpstream } from "../../src/recorder/openai-upstream.js";
-import { startRecorder } from "../../src/recorder/start-recorder.js";
+import { createOpenAiUpstream } from "../../src/upstream-recorder/openai-upstream.js";
+import { startRecorder } from "../../src/upstream-recorder/start-recorder.js";
 import { loadScriptText } from "../../src/script/load-script.js";
 import { Code } from "../../src/shared/status-code.js";
 import { collect, userRequest } from "../support/requests.js";
@@ -37,7 +37,7 @@ describe("modelstub record in front of upstreams that bend the OpenAI protocol",
 
   async function recorderFor(baseUrl: string) {
     const recorder = await startRecorder({ upstream: createOpenAiUpstream(baseUrl) });
-    const port = createGrpcPort(recorder.grpcAddress);
+    const port = openGrpcPort(recorder.grpcAddress);
     open.push(recorder, port);
     return { recorder, port };
   }

@@ -1,10 +1,10 @@
 import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { ModelCallError } from "../../src/port/model-port.js";
-import { createOpenAiUpstream } from "../../src/recorder/openai-upstream.js";
-import { startRecorder } from "../../src/recorder/start-recorder.js";
+import { createOpenAiUpstream } from "../../src/upstream-recorder/openai-upstream.js";
+import { startRecorder } from "../../src/upstream-recorder/start-recorder.js";
 import { loadScriptText } from "../../src/script/load-script.js";
 import { userRequest } from "../support/requests.js";
 import { testTimeoutMs } from "../support/test-timeout.js";
@@ -33,7 +33,7 @@ describe("modelstub record keeps the upstream's key out of the script and the cl
     open.push({ close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(resolve))) });
     const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
     const recorder = await startRecorder({ upstream: createOpenAiUpstream(baseUrl, { apiKey: key }), redaction: { secrets: [key], names: new Set() } });
-    const port = createGrpcPort(recorder.grpcAddress);
+    const port = openGrpcPort(recorder.grpcAddress);
     open.push(recorder, port);
     return { recorder, port };
   }

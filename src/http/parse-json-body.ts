@@ -1,16 +1,14 @@
 import { Refusal, type BadRequest } from "./refusal.js";
 import { scanJsonBody, type BodyLimits } from "./scan-json-body.js";
 
-export { maxJsonDepth, maxJsonValues } from "./scan-json-body.js";
-
 /**
- * Reads a request body with a dialect's parser: the bounds first (scanJsonBody: nesting, the
+ * Parses a request body's text with a dialect's parser: the bounds first (scanJsonBody: nesting, the
  * dialect's `limits` on its lists, the number of values, in one pass before anything is parsed),
  * then JSON, then `parse`, whose Refusal (a field of the wrong shape) comes back as data, like
  * the other two problems. Every dialect refuses a body the same way, so one parser's 400s read
  * like another's.
  */
-export function readJsonBody<T>(text: string, parse: (body: unknown) => T, limits: BodyLimits): { value: T } | { error: BadRequest } {
+export function parseJsonBody<T>(text: string, parse: (body: unknown) => T, limits: BodyLimits): { value: T } | { error: BadRequest } {
   const over = scanJsonBody(text, limits);
   if (over) return { error: over };
   let body: unknown;

@@ -1,25 +1,9 @@
-import { Metadata, type ServerUnaryCall, type ServerWritableStream } from "@grpc/grpc-js";
-import type { CallStatus } from "../script/compiled-script.js";
-import { fitStatusDetails } from "./fit-status-details.js";
+import type { ServerUnaryCall, ServerWritableStream } from "@grpc/grpc-js";
 import { loopStallMs } from "./loop-watch.js";
 import { LazyAbort } from "../shared/lazy-abort.js";
 
-type AnyCall = ServerUnaryCall<unknown, unknown> | ServerWritableStream<unknown, unknown>;
-
-/** Metadata keys of the public contract. */
-export const sessionHeader = "x-modelstub-session";
-export const stepHeader = "x-modelstub-step";
-
-/** The first text value of a metadata key, or "" when absent. */
-export function metadataText(metadata: Metadata, key: string): string {
-  const v = metadata.get(key)[0];
-  return typeof v === "string" ? v : v ? v.toString("utf8") : "";
-}
-
-/** The session a call selects (`default` when it names none). */
-export function sessionOf(metadata: Metadata): string {
-  return metadataText(metadata, sessionHeader) || "default";
-}
+/** A server call of either kind the model service answers. */
+export type AnyCall = ServerUnaryCall<unknown, unknown> | ServerWritableStream<unknown, unknown>;
 
 function deadlineMs(call: AnyCall): number {
   const d = call.getDeadline();
@@ -76,32 +60,4 @@ export function callSignal(call: AnyCall): CallSignal {
       if (onCancel) call.removeListener("cancelled", onCancel);
     },
   };
-}
-
-/** A grpc-js status error carrying the engine's status, with its trailers in order. */
-export function statusError(status: CallStatus): { code: number; details: string; metadata: Metadata } {
-  const metadata = new Metadata();
-  // A `-bin` trailer is binary on the wire: the script gives it as base64 (checked at load), and
-  // grpc-js takes it only as bytes, which it base64-encodes again for HTTP/2.
-  for (const [k, v] of status.trailers) metadata.add(k, k.endsWith("-bin") ? Buffer.from(v, "base64") : v);
-  return { code: status.code, details: fitStatusDetails(status.message), metadata };
-}
-
-/**
- * Resets the call's HTTP/2 stream abruptly: the "link that dies". grpc-js has no public way to
- * do this, so this walks its call objects to the http2 stream; a test pins the behaviour, and
- * should the internals move, the call ends with UNAVAILABLE instead of hanging.
- */
-export function dropCall(call: AnyCall): boolean {
-  let c: unknown = (call as unknown as { call?: unknown }).call;
-  for (let depth = 0; c && depth < 8; depth++) {
-    const stream = (c as { stream?: { close?: (code: number) => void; destroyed?: boolean } }).stream;
-    if (stream && typeof stream.close === "function") {
-      // NGHTTP2_INTERNAL_ERROR: what a crashed or cut link looks like to the client.
-      stream.close(2);
-      return true;
-    }
-    c = (c as { nextCall?: unknown }).nextCall;
-  }
-  return false;
 }

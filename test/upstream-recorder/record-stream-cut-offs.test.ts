@@ -4,11 +4,11 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { EpisodeSchema, StreamBreak } from "../../gen/modelstub/v1/episode_pb.js";
 import { startServer } from "../../src/library/start-server.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { ModelCallError } from "../../src/port/model-port.js";
-import { createGrpcUpstream } from "../../src/recorder/grpc-upstream.js";
-import { createOpenAiUpstream } from "../../src/recorder/openai-upstream.js";
-import { startRecorder } from "../../src/recorder/start-recorder.js";
+import { createGrpcUpstream } from "../../src/upstream-recorder/grpc-upstream.js";
+import { createOpenAiUpstream } from "../../src/upstream-recorder/openai-upstream.js";
+import { startRecorder } from "../../src/upstream-recorder/start-recorder.js";
 import { Code } from "../../src/shared/status-code.js";
 import { startFakeUpstream } from "../support/fake-openai-upstream.js";
 import { collect, userRequest } from "../support/requests.js";
@@ -35,7 +35,7 @@ steps:
  * loaded machine room for that (at load 24, 400 ms did not), and the test waits it out twice.
  */
 async function drive(address: string): Promise<unknown[]> {
-  const port = createGrpcPort(address);
+  const port = openGrpcPort(address);
   try {
     const seen = [];
     for (const step of ["stalls", "drops"]) {
@@ -85,7 +85,7 @@ describe("modelstub record, streams cut off part-way", { timeout: testTimeoutMs(
     open.push(upstream);
     const recorder = await startRecorder({ upstream: createOpenAiUpstream(upstream.baseUrl) });
     open.push(recorder);
-    const port = createGrpcPort(recorder.grpcAddress);
+    const port = openGrpcPort(recorder.grpcAddress);
     open.push(port);
     const broken = await collect(port.generateStream(userRequest("stream")));
     expect(broken.error).toMatchObject({ code: Code.INTERNAL, details: expect.stringContaining("RST_STREAM") });
@@ -106,7 +106,7 @@ describe("modelstub record, streams cut off part-way", { timeout: testTimeoutMs(
     open.push(recorder);
     // A deadline long enough for the two chunks to reach the recorder on a loaded machine.
     const cutOff = async (address: string) => {
-      const port = createGrpcPort(address);
+      const port = openGrpcPort(address);
       try {
         const { frames, error } = await collect(port.generateStream(userRequest("stalls"), { timeoutMs: 1000 }));
         return { text: frames.map((f) => (f.frame.case === "textDelta" ? f.frame.value : "")).join(""), code: error instanceof ModelCallError ? error.code : undefined };

@@ -2,11 +2,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { startServer } from "../../src/library/start-server.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { ModelCallError } from "../../src/port/model-port.js";
-import { createGrpcUpstream } from "../../src/recorder/grpc-upstream.js";
-import { createOpenAiUpstream } from "../../src/recorder/openai-upstream.js";
-import { startRecorder } from "../../src/recorder/start-recorder.js";
+import { createGrpcUpstream } from "../../src/upstream-recorder/grpc-upstream.js";
+import { createOpenAiUpstream } from "../../src/upstream-recorder/openai-upstream.js";
+import { startRecorder } from "../../src/upstream-recorder/start-recorder.js";
 import { Code } from "../../src/shared/status-code.js";
 import { collect, userRequest } from "../support/requests.js";
 import { testTimeoutMs } from "../support/test-timeout.js";
@@ -68,7 +68,7 @@ describe("modelstub record's --upstream-timeout", { timeout: testTimeoutMs(60_00
     open.push({ close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(resolve))) });
     const upstream = createOpenAiUpstream(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, { timeoutMs });
     const recorder = await startRecorder({ upstream, keepChunks: true });
-    const port = createGrpcPort(recorder.grpcAddress);
+    const port = openGrpcPort(recorder.grpcAddress);
     open.push(recorder, port);
     return { recorder, port };
   }
@@ -95,7 +95,7 @@ describe("modelstub record's --upstream-timeout", { timeout: testTimeoutMs(60_00
     expect(script).toMatch(/break:\n\s+after_chunks: 2\n\s+then: error\n\s+error:\n\s+code: DEADLINE_EXCEEDED\n\s+message: upstream stalled for more than 1000 ms\n/);
     const replay = await startServer({ script, clock: "virtual" });
     open.push(replay);
-    const port2 = createGrpcPort(replay.grpcAddress);
+    const port2 = openGrpcPort(replay.grpcAddress);
     open.push(port2);
     expect(await seen(port2.generateStream(userRequest("stalls")))).toEqual(recorded);
   });
@@ -125,7 +125,7 @@ describe("modelstub record's --upstream-timeout", { timeout: testTimeoutMs(60_00
 `,
     });
     const recorder = await startRecorder({ upstream: createGrpcUpstream(upstream.grpcAddress, { timeoutMs }), keepChunks: true });
-    const port = createGrpcPort(recorder.grpcAddress);
+    const port = openGrpcPort(recorder.grpcAddress);
     open.push(upstream, recorder, port);
     expect(await seen(port.generateStream(userRequest("slow")))).toEqual({ text: words.join(""), code: undefined, details: undefined });
     expect(await seen(port.generateStream(userRequest("stalls")))).toEqual({ text: "one two ", code: Code.DEADLINE_EXCEEDED, details: `upstream stalled for more than ${timeoutMs} ms` });

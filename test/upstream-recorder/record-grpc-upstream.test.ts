@@ -3,10 +3,10 @@ import { describe, expect, it } from "vitest";
 import { EpisodeSchema } from "../../gen/modelstub/v1/episode_pb.js";
 import type { GenerateRequest } from "../../gen/modelstub/v1/model_pb.js";
 import { startServer } from "../../src/library/start-server.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { ModelCallError, type ModelPort, type PortCallOptions } from "../../src/port/model-port.js";
-import { createGrpcUpstream } from "../../src/recorder/grpc-upstream.js";
-import { startRecorder } from "../../src/recorder/start-recorder.js";
+import { createGrpcUpstream } from "../../src/upstream-recorder/grpc-upstream.js";
+import { startRecorder } from "../../src/upstream-recorder/start-recorder.js";
 import { scriptFromEpisode } from "../../src/script/episode-to-script.js";
 import { Code } from "../../src/shared/status-code.js";
 import { driveScenario, scenarioScript } from "../support/determinism-scenario.js";
@@ -55,7 +55,7 @@ function seeing(port: ModelPort): { port: ModelPort; seen: unknown[] } {
 
 /** Drives the determinism scenario through `address` over gRPC; returns what the client saw. */
 async function drive(address: string): Promise<unknown[]> {
-  const { port, seen } = seeing(createGrpcPort(address));
+  const { port, seen } = seeing(openGrpcPort(address));
   try {
     await driveScenario(port, "scenario", { hangDeadlineMs: 300 });
   } finally {

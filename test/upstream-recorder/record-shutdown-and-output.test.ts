@@ -2,9 +2,9 @@ import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
-import { createOpenAiUpstream } from "../../src/recorder/openai-upstream.js";
-import { startRecorder, type RecorderOptions, type RunningRecorder } from "../../src/recorder/start-recorder.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
+import { createOpenAiUpstream } from "../../src/upstream-recorder/openai-upstream.js";
+import { startRecorder, type RecorderOptions, type RunningRecorder } from "../../src/upstream-recorder/start-recorder.js";
 import { loadScriptText } from "../../src/script/load-script.js";
 import { startFakeUpstream, type FakeAnswer } from "../support/fake-openai-upstream.js";
 import { userRequest } from "../support/requests.js";
@@ -47,7 +47,7 @@ describe("modelstub record's shutdown and its --out file", { timeout: testTimeou
     const long = (word: string): FakeAnswer => ({ kind: "json", message: { content: `${word} `.repeat(15_000) }, finish: "stop" });
     const out = join(await mkdtemp(join(tmpdir(), "modelstub-record-")), "big.yaml");
     const { recorder, warnings } = await recorderFor(words.map(long), { out });
-    const port = createGrpcPort(recorder.grpcAddress);
+    const port = openGrpcPort(recorder.grpcAddress);
     open.push(port);
     await port.generate(userRequest("1"));
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -63,7 +63,7 @@ describe("modelstub record's shutdown and its --out file", { timeout: testTimeou
   it("reports a write that fails at once, naming the file asked for rather than its temp file, and fails at close", async () => {
     const out = join(await mkdtemp(join(tmpdir(), "modelstub-record-")), "gone", "x.yaml");
     const { recorder, warnings } = await recorderFor([{ kind: "json", message: { content: "hi" }, finish: "stop" }], { out });
-    const port = createGrpcPort(recorder.grpcAddress);
+    const port = openGrpcPort(recorder.grpcAddress);
     open.push(port);
     await port.generate(userRequest("1"));
     while (warnings.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));

@@ -8,7 +8,7 @@ import { runReply } from "./run-reply.js";
 import { Code } from "../shared/status-code.js";
 
 /** Runs the entry's action: a reply (run-reply.ts), or a scripted error, timeout or hang after its first-byte wait. */
-export async function executeEntry(entry: CompiledEntry, rendered: RenderedReply | undefined, input: CallInput, x: Execution): Promise<Ending> {
+export async function runEntry(entry: CompiledEntry, rendered: RenderedReply | undefined, input: CallInput, x: Execution): Promise<Ending> {
   const action = entry.action;
   switch (action.kind) {
     case "reply":

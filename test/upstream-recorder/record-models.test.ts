@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startServer } from "../../src/library/start-server.js";
-import { createGrpcPort } from "../../src/port/grpc-port.js";
-import { createOpenAiUpstream } from "../../src/recorder/openai-upstream.js";
-import { startRecorder } from "../../src/recorder/start-recorder.js";
+import { openGrpcPort } from "../../src/port/grpc-port.js";
+import { createOpenAiUpstream } from "../../src/upstream-recorder/openai-upstream.js";
+import { startRecorder } from "../../src/upstream-recorder/start-recorder.js";
 import { loadScriptText } from "../../src/script/load-script.js";
 import { startFakeUpstream } from "../support/fake-openai-upstream.js";
 import { userRequest } from "../support/requests.js";
@@ -27,7 +27,7 @@ describe("modelstub record, the models the client named", { timeout: testTimeout
     open.push(upstream);
     const recorder = await startRecorder({ upstream: createOpenAiUpstream(upstream.baseUrl), http: "127.0.0.1:0" });
     open.push(recorder);
-    const port = createGrpcPort(recorder.grpcAddress);
+    const port = openGrpcPort(recorder.grpcAddress);
     open.push(port);
     expect(await listed(recorder.httpUrl!)).toEqual(["modelstub"]);
     await port.generate(userRequest("one", { model: "gpt-b" }));
@@ -48,7 +48,7 @@ describe("modelstub record, the models the client named", { timeout: testTimeout
     open.push(replay);
     expect(await listed(replay.httpUrl!)).toEqual(recorderList);
     expect(await (await fetch(`${replay.httpUrl!}/models`)).json()).toEqual(await (await fetch(`${recorder.httpUrl!}/models`)).json());
-    const replayPort = createGrpcPort(replay.grpcAddress);
+    const replayPort = openGrpcPort(replay.grpcAddress);
     open.push(replayPort);
     for (const [text, model] of [["one", "gpt-b"], ["two", "gpt-a"], ["three", "gpt-b"]]) await replayPort.generate(userRequest(text!, { model }));
     expect((await replayPort.generate(userRequest("four", { model: "" }))).model).toBe("modelstub");
