@@ -4,8 +4,8 @@
 # unary and streaming, and meets a retried 429, 529 overloaded_error, a 400 and a mid-stream error
 # (python/anthropic_loop.py) against `modelstub serve --http` with dialects.yaml on the virtual clock.
 # Then the client matrix (python/clients.py, same venv): openai (chat and Responses), anthropic,
-# langchain-openai, langchain-anthropic and openai-agents on their default paths, each a tool loop
-# unary and streamed against a fresh server of its own serving clients.yaml.
+# langchain-openai, langchain-anthropic, openai-agents and google-genai on their default paths,
+# each a tool loop unary and streamed against a fresh server of its own serving clients.yaml.
 #
 #   test/interop/dialects.sh      (builds dist/ first: npm run build, under a lock)
 #

@@ -14,7 +14,8 @@ with text quoting it. Checked for each client:
 - the episode of session "default" (fetched with `modelstub episode`): four calls, generate,
   generate, stream, stream, answered by ask, answer, ask, answer; each answer's request carries
   the assistant's tool call (its id the one the model sent) and the tool's result under that id;
-- the server's log: every call on the route of the client's default path.
+- the server's log: every call on the route of the client's default path (google-genai's unary and
+  streamed calls on two routes, generateContent and streamGenerateContent).
 
 Prints one "ok   NAME" or "FAIL NAME: why" line per check; exits 1 on any failure.
 
@@ -268,10 +269,46 @@ def openai_agents(base, streamed):
     return Loop(texts[0] if len(texts) > 1 else None, calls, result.final_output)
 
 
+def google_genai(base, streamed):
+    from google import genai
+    from google.genai import types
+
+    c = genai.Client(api_key="unused", http_options=types.HttpOptions(base_url=base))
+    # A function declaration, not a Python callable: automatic function calling (on by default)
+    # calls only callables, so the SDK hands the call back and the loop runs the tool itself.
+    tool = types.Tool(function_declarations=[types.FunctionDeclaration(name="get_weather", description=DESCRIPTION, parameters_json_schema=PARAMETERS)])
+    config = types.GenerateContentConfig(tools=[tool])
+
+    def ask(contents):
+        """The model's turn as one Content: the unary response's, or the stream's chunks' parts joined."""
+        if not streamed:
+            return c.models.generate_content(model="gemini-2.5-flash", contents=contents, config=config).candidates[0].content
+        text, calls = "", []
+        for chunk in c.models.generate_content_stream(model="gemini-2.5-flash", contents=contents, config=config):
+            content = chunk.candidates[0].content if chunk.candidates else None
+            for part in content.parts or [] if content else []:
+                text += part.text or ""
+                calls += [part] if part.function_call else []
+        return types.Content(role="model", parts=([types.Part(text=text)] if text else []) + calls)
+
+    def text(content):
+        return "".join(p.text or "" for p in content.parts or [])
+
+    contents = [types.Content(role="user", parts=[types.Part(text=PROMPT)])]
+    first = ask(contents)
+    fcs = [p.function_call for p in first.parts or [] if p.function_call]
+    contents.append(first)
+    contents.append(types.Content(role="user", parts=[types.Part(function_response=types.FunctionResponse(id=fc.id, name=fc.name, response={"output": get_weather(**fc.args)})) for fc in fcs]))
+    return Loop(text(first), [(fc.name, dict(fc.args)) for fc in fcs], text(ask(contents)))
+
+
 CHAT, RESPONSES, MESSAGES = "POST /v1/chat/completions", "POST /v1/responses", "POST /v1/messages"
+# google-genai 3.x calls Gemini API version v1 by default (modelstub serves v1beta too).
+GEMINI = ("POST /v1/models/gemini-2.5-flash:generateContent", "POST /v1/models/gemini-2.5-flash:streamGenerateContent")
 
 CLIENTS = [
     # name, distribution whose version is reported, the loop, the route of its default path
+    # (or its unary and its streamed route)
     ("openai chat.completions", "openai", openai_chat, CHAT),
     ("openai responses", "openai", openai_responses, RESPONSES),
     ("anthropic messages", "anthropic", anthropic_messages, MESSAGES),
@@ -279,6 +316,7 @@ CLIENTS = [
     ("langchain-openai ChatOpenAI use_responses_api", "langchain-openai", langchain(chat_openai_responses), RESPONSES),
     ("langchain-anthropic ChatAnthropic", "langchain-anthropic", langchain(chat_anthropic), MESSAGES),
     ("openai-agents Runner", "openai-agents", openai_agents, RESPONSES),
+    ("google-genai models.generate_content", "google-genai", google_genai, GEMINI),
 ]
 
 
@@ -324,8 +362,9 @@ def run_client(root, script, name, dist, loop, route):
         if len(seen) == 2:
             check(f"{label}: streamed loop = unary loop", seen["streamed"].seen() == seen["unary"].seen(), f"{seen['streamed'].seen()!r} != {seen['unary'].seen()!r}")
         check_episode(label, server.episode())
+        unary, stream = route if isinstance(route, tuple) else (route, route)
         routes = server.routes()
-        check(f"{label}: every call on {route}", routes == [route] * 4, repr(routes))
+        check(f"{label}: every call on {' / '.join(dict.fromkeys((unary, stream)))}", routes == [unary] * 2 + [stream] * 2, repr(routes))
     finally:
         server.close()
 
