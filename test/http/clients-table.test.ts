@@ -34,7 +34,7 @@ describe("docs/http.md's Clients checked in CI", () => {
     const table = rows();
     expect(table.length).toBeGreaterThanOrEqual(11);
     for (const [client, language, versions, , , tests] of table) {
-      if (versions === "") continue; // the Gemini row, another page's
+      if (versions === "") continue; // the Python google-genai row, docs/gemini.md's
       const pins = language === "Python" ? (name: string) => python.get(name) : (name: string) => pkg.devDependencies[name];
       // "1.6.0 (`@langchain/core` 1.4.0)": a bare first version is the client's own (its first `name`).
       const named = [...versions!.matchAll(/`([^`]+)` (\d+\.\d+\.\d+)/g)].map((m) => [m[1]!, m[2]!]);
