@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CallMethod, Outcome } from "../../gen/modelstub/v1/episode_pb.js";
+import { scriptFromEpisode } from "../../src/script/episode-to-script.js";
 import { startHttpStub, type HttpStub } from "./http-stub.js";
 
 const script = `
@@ -82,6 +83,13 @@ describe("POST /v1/embeddings with the official openai client", () => {
     expect(embed.embedResponse!.data.map((d) => d.entry)).toEqual(["embeddings[0]", ""]);
     expect(embed.embedResponse!.data[0]!.embedding).toEqual([Math.fround(0.6), Math.fround(0.8)]);
     expect(embed.usage).toMatchObject({ inputTokens: 2, outputTokens: 0, totalTokens: 2 });
+  });
+
+  it("is left out of the script `script from-episode` writes, which says a scripted vector is not written back", () => {
+    const made = scriptFromEpisode(h.stub.episode("recorded"), "recorded.binpb");
+    // The two model calls, answered by one repeating entry; nothing of the embeddings call.
+    expect(made.draft.lists.flatMap((l) => l.entries)).toHaveLength(1);
+    expect(made.problems).toContain("call 2: an embeddings call answered by the script's embeddings: vectors, which are not written back; copy its embeddings: section");
   });
 
   it("is served at /embeddings and under OpenRouter's /api/v1 too, naming the episode in x-modelstub-episode", async () => {
