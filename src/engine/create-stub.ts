@@ -10,6 +10,8 @@ import { StatusError } from "../shared/status-error.js";
 import { limitStatus } from "./limit-status.js";
 import { closedStatus, type EpisodeCloseReason } from "./episode-close-reason.js";
 import { runCall } from "./run-call.js";
+import { runEmbed } from "./run-embed.js";
+import { defaultEmbedDimensions, embedLimitProblem } from "../shared/embed-limits.js";
 import { Session } from "./session.js";
 import { CallWatchers } from "./call-event.js";
 import { verifySession } from "./verify-session.js";
@@ -95,6 +97,21 @@ export function createStub(options: StubOptions): Stub {
     return closed;
   };
 
+  /** The session a call with a well-formed session name runs in, opened when new; or why it runs in none (draining, a cap). */
+  const admit = (name: string): Session | CallStatus => {
+    if (draining) return drainingStatus;
+    const s = sessions.get(name) ?? openNew(name);
+    if (!(s instanceof Session)) return s;
+    const journal = s.episode;
+    if (journal.sequence >= maxEpisodeCalls) {
+      return limitStatus(`session ${JSON.stringify(s.name)} has recorded ${maxEpisodeCalls} ${maxEpisodeCalls === 1 ? "call" : "calls"} (--max-episode-calls); reset it with ControlService.ResetSession`);
+    }
+    if (journal.bytes >= maxEpisodeBytes) {
+      return limitStatus(`the episode of session ${JSON.stringify(s.name)} has recorded ${journal.bytes} bytes, at its limit of ${maxEpisodeBytes} (--max-episode-bytes); reset it with ControlService.ResetSession`);
+    }
+    return s;
+  };
+
   return {
     clock,
     script: options.script,
@@ -106,19 +123,8 @@ export function createStub(options: StubOptions): Stub {
       // reported before a bad step.
       const bad = checkSessionName(input.session) ?? checkStepIds(input.request.stepId, input.stepFromMetadata ?? "", input.stepCarrier ?? "metadata");
       if (bad) return { kind: "status", status: bad };
-      if (draining) return { kind: "status", status: drainingStatus };
-      const s = sessions.get(input.session) ?? openNew(input.session);
+      const s = admit(input.session);
       if (!(s instanceof Session)) return { kind: "status", status: s };
-      const journal = s.episode;
-      if (journal.sequence >= maxEpisodeCalls) {
-        return { kind: "status", status: limitStatus(`session ${JSON.stringify(s.name)} has recorded ${maxEpisodeCalls} ${maxEpisodeCalls === 1 ? "call" : "calls"} (--max-episode-calls); reset it with ControlService.ResetSession`) };
-      }
-      if (journal.bytes >= maxEpisodeBytes) {
-        return {
-          kind: "status",
-          status: limitStatus(`the episode of session ${JSON.stringify(s.name)} has recorded ${journal.bytes} bytes, at its limit of ${maxEpisodeBytes} (--max-episode-bytes); reset it with ControlService.ResetSession`),
-        };
-      }
       inFlight++;
       s.lastUsedMs = Date.now();
       try {
@@ -127,6 +133,16 @@ export function createStub(options: StubOptions): Stub {
         inFlight--;
         s.lastUsedMs = Date.now();
       }
+    },
+    embed(input) {
+      const dimensions = input.request.dimensions ?? defaultEmbedDimensions;
+      const over = embedLimitProblem(input.request.input.length, dimensions);
+      const bad = checkSessionName(input.session) ?? (over && { code: Code.INVALID_ARGUMENT, message: over.message, trailers: [] });
+      if (bad) return { kind: "status", status: bad };
+      const s = admit(input.session);
+      if (!(s instanceof Session)) return { kind: "status", status: s };
+      s.lastUsedMs = Date.now();
+      return runEmbed(s, input);
     },
     async loadScript(name, script) {
       const s = open(name);

@@ -2,6 +2,7 @@ import type { Episode, EpisodeCall } from "../../gen/modelstub/v1/episode_pb.js"
 import type { Clock } from "./clock.js";
 import type { CallStatus, CompiledFaultPlan, CompiledScript, ReplayMode } from "../script/compiled-script.js";
 import type { CallInput } from "./call-input.js";
+import type { EmbedInput, EmbedResult } from "./embed-input.js";
 import type { CallLog } from "./call-log.js";
 import type { CallResult } from "./call-result.js";
 import type { EpisodeCloseReason } from "./episode-close-reason.js";
@@ -75,6 +76,11 @@ export interface Stub {
   episodeIdOf(session: string): string | undefined;
   /** Runs one call; never rejects. */
   call(input: CallInput): Promise<CallResult>;
+  /**
+   * Runs one embeddings call (run-embed.ts): refused as a model call is (session name, draining,
+   * the caps), else answered at once and recorded in the session's episode; never throws.
+   */
+  embed(input: EmbedInput): EmbedResult;
   /**
    * Replaces a session's script and starts it afresh, closing its episode like reset(). Calls
    * from the moment it is called run on the new script.

@@ -8,6 +8,7 @@ import { heavyRequestBytes, heavyTurn } from "../shared/heavy-turns.js";
 import { anthropicCountTokens, anthropicErrorShape, anthropicMessages } from "./anthropic-messages.js";
 import { refused, type CallTarget } from "./answer-call.js";
 import { chatCompletions } from "./chat-completions.js";
+import { embeddings } from "./embeddings.js";
 import { answerDialect, type HttpDialect } from "./http-dialect.js";
 import { readBody, textOf } from "./read-body.js";
 import { frontError, openAiErrorShape, type ErrorShape, type HttpError } from "./http-error.js";
@@ -40,6 +41,7 @@ const chatRoute = dialectRoute(chatCompletions);
 const responsesRoute = dialectRoute(responses);
 const messagesRoute = dialectRoute(anthropicMessages);
 const countTokensRoute: ModelRoute = { handle: anthropicCountTokens, shape: anthropicErrorShape };
+const embeddingsRoute: ModelRoute = { handle: embeddings, shape: openAiErrorShape };
 
 /**
  * The model-call paths, under `/v1` and at the host root (OpenRouter's base ends in `/api/v1`,
@@ -52,6 +54,8 @@ const modelRoutes = new Map<string, ModelRoute>([
   ["/responses", responsesRoute],
   ["/v1/messages", messagesRoute],
   ["/v1/messages/count_tokens", countTokensRoute],
+  ["/v1/embeddings", embeddingsRoute],
+  ["/embeddings", embeddingsRoute],
 ]);
 
 /** OpenRouter's documented base path: a client given `http://<modelstub>/api/v1` as its base URL. */
@@ -140,7 +144,7 @@ export async function refuseWith(res: ServerResponse, e: HttpError, code: number
 }
 
 const routesHelp =
-  "modelstub serves POST /v1/chat/completions (also /chat/completions), POST /v1/messages (Anthropic) and /v1/messages/count_tokens, POST /v1/responses (also /responses), GET /v1/models, GET /v1/models/{id} (also /models/{id}) and GET /models (also /v1/models?output_modalities=...), and each of them under OpenRouter's base /api/v1 as at the host root; and Gemini's POST /v1beta/models/{model}:generateContent and :streamGenerateContent?alt=sse, GET /v1beta/models and /v1beta/models/{model}, each under /v1/models too (the lists when asked by Google's SDK)";
+  "modelstub serves POST /v1/chat/completions (also /chat/completions), POST /v1/messages (Anthropic) and /v1/messages/count_tokens, POST /v1/responses (also /responses), POST /v1/embeddings (also /embeddings), GET /v1/models, GET /v1/models/{id} (also /models/{id}) and GET /models (also /v1/models?output_modalities=...), and each of them under OpenRouter's base /api/v1 as at the host root; and Gemini's POST /v1beta/models/{model}:generateContent and :streamGenerateContent?alt=sse, GET /v1beta/models and /v1beta/models/{model}, each under /v1/models too (the lists when asked by Google's SDK)";
 
 function wrongMethod(res: ServerResponse, allow: string, shape: ErrorShape = openAiErrorShape): Partial<HttpRequestLog> {
   sendError(res, frontError(405, `use ${allow} here; ${routesHelp}`, "method_not_allowed", [["allow", allow]], shape));

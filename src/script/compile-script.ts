@@ -6,6 +6,7 @@ import { compileEntry } from "./compile-entry.js";
 import type { Report } from "./report.js";
 import { compileFaultPlanInSteps } from "./compile-fault-plan.js";
 import { checkPlanSteps } from "./check-plan-steps.js";
+import { compileEmbeddings } from "./compile-embeddings.js";
 
 function* compileList(
   list: ListInput,
@@ -42,7 +43,7 @@ export function compileScript(input: ScriptInput, source: string, report: Report
  * checked a few entries at a time, so that 1,500 regexes (about 100 ms) never hold its loop at once.
  */
 export function* compileScriptInSteps(input: ScriptInput, source: string, report: Report): Generator<void, CompiledScript> {
-  if (input.entries === undefined && input.steps === undefined) {
+  if (input.entries === undefined && input.steps === undefined && input.embeddings === undefined) {
     report([], "the script has neither entries nor steps: expected at least one of them", "add `entries:` with a list of replies, or `steps:` with a list per step id");
   }
   const d = input.defaults ?? {};
@@ -91,6 +92,7 @@ export function* compileScriptInSteps(input: ScriptInput, source: string, report
     entryCount,
   };
   if (input.replay?.mode !== undefined) script.replayMode = input.replay.mode;
+  if (input.embeddings !== undefined) script.embeddings = compileEmbeddings(input.embeddings, report);
   if (input.faults !== undefined) {
     script.faults = yield* compileFaultPlanInSteps(input.faults, ["faults"], script.name, report);
     for (const p of checkPlanSteps(script.faults, script)) report(["faults", ...p.path], p.message, p.hint);

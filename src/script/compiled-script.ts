@@ -1,7 +1,8 @@
 /**
  * What a compiled script is, as types: the one door from the script language to the runtime.
  * The engine imports these types and nothing else of src/script, so it runs any script the
- * compiler hands it (or a test builds by hand) without knowing how text became one.
+ * compiler hands it (or a test builds by hand) without knowing how text became one. It is
+ * longer than 250 lines because it is that one door: every type the engine reads of a script.
  */
 import type { FaultKind } from "../../gen/modelstub/v1/episode_pb.js";
 import type { FinishReason, Message } from "../../gen/modelstub/v1/model_pb.js";
@@ -233,6 +234,14 @@ export interface CompiledFaultPlan {
   chaos: CompiledChaos | undefined;
 }
 
+/** A vector the script's `embeddings:` gives one input text (docs/embeddings.md). */
+export interface CompiledEmbedding {
+  /** Where it is in the script, like `embeddings[2]`: what the episode records. */
+  ref: string;
+  /** The vector at its own length, normalized to unit length, as float32 (derive-embedding.ts). */
+  vector: Float32Array;
+}
+
 /** A script ready to serve: validated, with every matcher, template and latency prepared. */
 export interface CompiledScript {
   name: string;
@@ -246,4 +255,6 @@ export interface CompiledScript {
   replayMode?: ReplayMode | undefined;
   /** The script's `faults:` section: the plan every session starts with. */
   faults?: CompiledFaultPlan | undefined;
+  /** The script's `embeddings:`, by input text; undefined when it has none. */
+  embeddings?: ReadonlyMap<string, CompiledEmbedding> | undefined;
 }

@@ -91,6 +91,11 @@ export function scriptFromEpisode(episode: Episode, source: string, match: Match
   const byList = new Map<string, { call: EpisodeCall; entry: CallEntry }[]>();
   const models = new Set<string>();
   for (const call of episode.calls) {
+    // An embeddings call takes no entry: a replay derives the same vectors; the script's own are noted.
+    if (call.method === CallMethod.EMBED) {
+      if (call.embedResponse?.data.some((d) => d.entry !== "")) problems.push(`call ${call.sequence}: an embeddings call answered by the script's embeddings: vectors, which are not written back; copy its embeddings: section`);
+      continue;
+    }
     const entry = entryFromCall(call);
     // The request it answered, kept last in the entry: a replay holds each request to it.
     const request = call.request && requestMatchOf(call.request, match);

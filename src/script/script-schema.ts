@@ -2,6 +2,7 @@ import { z } from "zod";
 import { maxTokenCount, maxUint32 } from "./script-limits.js";
 import { BreakSchema, ErrorSchema, LatencySchema, MatchSchema, ReplayModeSchema, RequestMatchSchema } from "./part-schemas.js";
 import { FaultPlanSchema } from "./fault-plan-schema.js";
+import { embedLimits } from "../shared/embed-limits.js";
 
 export { BreakSchema, DurationSchema, ErrorSchema, LatencySchema, MatchSchema, ReplayModeSchema, RequestMatchSchema } from "./part-schemas.js";
 
@@ -109,6 +110,18 @@ export const ModelSchema = z
   })
   .describe("A model the script declares, for ListModels and model lists.");
 
+/** A vector for one input text of POST /v1/embeddings (docs/embeddings.md). */
+export const EmbeddingSchema = z
+  .strictObject({
+    input: z.string().describe("The input text this vector answers, matched exactly: every character, case and space."),
+    vector: z
+      .array(z.number())
+      .min(1)
+      .max(embedLimits.dimensions)
+      .describe("The vector: normalized to unit length when served, and padded with zeros to the request's dimensions. Not all zeros."),
+  })
+  .describe("The vector an embeddings request gets for one input text.");
+
 /** The whole script. */
 export const ScriptSchema = z
   .strictObject({
@@ -130,6 +143,10 @@ export const ScriptSchema = z
       .describe("How a replay holds requests to the entries' recorded `request:` (serve --replay-mode overrides it)."),
     entries: ListSchema.optional().describe("The main list: requests without a step id."),
     steps: z.record(z.string(), ListSchema).optional().describe("Step-keyed lists: requests with that step id."),
+    embeddings: z
+      .array(EmbeddingSchema)
+      .optional()
+      .describe("Vectors for POST /v1/embeddings by exact input text; any other input gets the vector derived from its text (docs/embeddings.md)."),
     faults: FaultPlanSchema.optional().describe("A fault plan every session starts with (docs/faults.md); SetFaultPlan replaces it, ResetSession restores it."),
   })
   .describe("A modelstub script.");
@@ -145,3 +162,4 @@ export type ChunkingInput = z.infer<typeof ChunkingSchema>;
 export type ReplyInput = z.infer<typeof ReplySchema>;
 export type RequestMatchInput = z.infer<typeof RequestMatchSchema>;
 export type ReplayMode = z.infer<typeof ReplayModeSchema>;
+export type EmbeddingInput = z.infer<typeof EmbeddingSchema>;

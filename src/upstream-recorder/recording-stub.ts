@@ -219,6 +219,11 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
     script: o.inner.script,
     recording,
     call,
+    // Not sent upstream, and not answered from the inner stub: its episode is not what is written.
+    embed: () => ({
+      kind: "status",
+      status: { code: Code.UNIMPLEMENTED, message: "modelstub record records model calls only: POST /v1/embeddings is not recorded; serve a script to answer it (docs/embeddings.md)", trailers: [] },
+    }),
     scriptOf: (name) => (declared.length > 0 ? { ...o.inner.scriptOf(name), models: declared } : o.inner.scriptOf(name)),
     inFlight: () => running,
     drain() {

@@ -1,6 +1,9 @@
+import { toBinary } from "@bufbuild/protobuf";
 import {
   AppliedFaultSchema,
   CallStatusSchema,
+  EmbedRequestSchema,
+  EmbedResponseSchema,
   EpisodeCallSchema,
   MetadataEntrySchema,
   type AppliedFault,
@@ -12,6 +15,7 @@ import { delimitedSize, reserveLength, startSizing, startWriting } from "./proto
 import { enumSize, int64Size, listStringSize, stringSize, uint32Size, unknownSize } from "./proto-size.js";
 import { writeDelimited, writeEnum, writeInt64, writeListString, writeString, writeUint32, writeUnknown } from "./proto-write.js";
 import { sizeRequest, writeRequest } from "./write-request.js";
+import { varintSize, writeVarint } from "./varint.js";
 import { sizeResponse, sizeUsage, writeResponse, writeUsage } from "./write-response.js";
 
 // Tags (field number << 3 | wire type) by field, from the descriptors at load (field-tag.ts).
@@ -21,6 +25,9 @@ const callTags = tagsOf(EpisodeCallSchema.field);
  * one-byte tag, so the first byte is written here and the second passed as the writer's "tag".
  */
 const [SENT_TEXT_CHUNKS_FIRST, SENT_TEXT_CHUNKS_SECOND] = twoByteTagOf(EpisodeCallSchema.field.sentTextChunks);
+/** Fields 17 and 18, the embeddings call's request and response, take two-byte tags too. */
+const EMBED_REQUEST_TAG = twoByteTagOf(EpisodeCallSchema.field.embedRequest);
+const EMBED_RESPONSE_TAG = twoByteTagOf(EpisodeCallSchema.field.embedResponse);
 const faultTags = tagsOf(AppliedFaultSchema.field);
 const statusTags = tagsOf(CallStatusSchema.field);
 const entryTags = tagsOf(MetadataEntrySchema.field);
@@ -57,8 +64,32 @@ function writeFault(buf: Buffer, at: number, f: AppliedFault): number {
   return writeUnknown(buf, at, f.$unknown);
 }
 
+/**
+ * The embeddings call's request and response (fields 17 and 18), encoded through toBinary: an
+ * embeddings call is rare next to model calls, and its vectors are packed floats, not the hot
+ * path's strings. Undefined for a field that is unset (every model call's).
+ */
+interface EmbedBytes {
+  request: Uint8Array | undefined;
+  response: Uint8Array | undefined;
+}
+
+/** A two-byte tag, the length and the bytes of a message encoded beforehand. */
+function preEncodedSize(bytes: Uint8Array | undefined): number {
+  return bytes === undefined ? 0 : 2 + varintSize(bytes.length) + bytes.length;
+}
+
+function writePreEncoded(buf: Buffer, at: number, tag: readonly [number, number], bytes: Uint8Array | undefined): number {
+  if (bytes === undefined) return at;
+  buf[at++] = tag[0];
+  buf[at++] = tag[1];
+  at = writeVarint(buf, at, bytes.length);
+  buf.set(bytes, at);
+  return at + bytes.length;
+}
+
 /** The sizing pass of an EpisodeCall: fields in number order, as writeEpisodeCall visits them. */
-function sizeEpisodeCall(c: EpisodeCall): number {
+function sizeEpisodeCall(c: EpisodeCall, embed: EmbedBytes): number {
   let n = int64Size(c.sequence, false) + stringSize(c.session) + enumSize(c.method) + stringSize(c.stepId) + stringSize(c.entry);
   if (c.request !== undefined) n += delimitedSize(reserveLength(), sizeRequest(c.request));
   n += enumSize(c.outcome);
@@ -68,6 +99,7 @@ function sizeEpisodeCall(c: EpisodeCall): number {
   n += uint32Size(c.chunksSent) + enumSize(c.streamBreak) + int64Size(c.startMs, false) + int64Size(c.endMs, false);
   if (c.fault !== undefined) n += delimitedSize(reserveLength(), sizeFault(c.fault));
   for (let i = 0; i < c.sentTextChunks.length; i++) n += 1 + listStringSize(c.sentTextChunks[i]!);
+  n += preEncodedSize(embed.request) + preEncodedSize(embed.response);
   return n + unknownSize(c.$unknown);
 }
 
@@ -85,8 +117,12 @@ export interface WrittenEpisodeCall {
  * keep their calls for long, and a pooled slice would keep its whole 8 KiB slab alive with it.
  */
 export function writeEpisodeCall(c: EpisodeCall, alloc: (size: number) => Buffer = Buffer.allocUnsafeSlow): WrittenEpisodeCall {
+  const embed: EmbedBytes = {
+    request: c.embedRequest && toBinary(EmbedRequestSchema, c.embedRequest),
+    response: c.embedResponse && toBinary(EmbedResponseSchema, c.embedResponse),
+  };
   startSizing();
-  const buf = alloc(sizeEpisodeCall(c));
+  const buf = alloc(sizeEpisodeCall(c, embed));
   startWriting();
   let at = writeInt64(buf, 0, callTags.sequence, c.sequence, false);
   at = writeString(buf, at, callTags.session, c.session);
@@ -112,6 +148,8 @@ export function writeEpisodeCall(c: EpisodeCall, alloc: (size: number) => Buffer
     buf[at++] = SENT_TEXT_CHUNKS_FIRST;
     at = writeListString(buf, at, SENT_TEXT_CHUNKS_SECOND, c.sentTextChunks[i]!);
   }
+  at = writePreEncoded(buf, at, EMBED_REQUEST_TAG, embed.request);
+  at = writePreEncoded(buf, at, EMBED_RESPONSE_TAG, embed.response);
   writeUnknown(buf, at, c.$unknown);
   return { bytes: buf, response };
 }

@@ -4,6 +4,7 @@ import type { OptionSpec } from "../../src/cli/options.js";
 import { serveOptions } from "../../src/cli/serve-options.js";
 import { maxDurationMs } from "../../src/script/parse-duration.js";
 import { requestLimits } from "../../src/engine/request-limits.js";
+import { embedLimits } from "../../src/shared/embed-limits.js";
 import { maxStreamFrames, minCoalescedFrameChars } from "../../src/engine/plan-frames.js";
 import * as scriptLimits from "../../src/script/script-limits.js";
 import { maxTemplateOutputBytes } from "../../src/shared/template-too-large-error.js";
@@ -55,6 +56,7 @@ describe('docs/operations.md "Limits"', () => {
     ["maxJsonDepth", maxJsonDepth],
     ["maxJsonValues", maxJsonValues],
     ["maxQuotedChars", maxQuotedChars],
+    ...Object.entries(embedLimits).map(([k, v]): [string, number] => [`embedLimits.${k}`, v]),
   ];
 
   it("lists every limit in script-limits.ts and request-limits.ts", () => {

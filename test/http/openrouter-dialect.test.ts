@@ -60,8 +60,8 @@ describe("the OpenRouter dialect, as its harnesses call it", () => {
     ]);
     expect(await client.models.retrieve("stub-large")).toMatchObject({ id: "stub-large", object: "model" });
     // A path under it that is no route is a 404 naming the path as sent.
-    const missing = await rawRequest(h.base, "GET", "/api/v1/embeddings");
-    expect([missing.status, JSON.parse(missing.body.toString()).error.message]).toEqual([404, expect.stringMatching(/^no route GET \/api\/v1\/embeddings; /)]);
+    const missing = await rawRequest(h.base, "GET", "/api/v1/audio/speech");
+    expect([missing.status, JSON.parse(missing.body.toString()).error.message]).toEqual([404, expect.stringMatching(/^no route GET \/api\/v1\/audio\/speech; /)]);
   });
 
   it("retrieves one model under either base URL: .../v1 or the host root", async () => {

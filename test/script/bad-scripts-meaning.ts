@@ -100,4 +100,12 @@ export const meaningMistakes: [string, ...string[]][] = [
     "unknown-template-variable.yaml",
     "2:23: entries[0].reply: unknown template variable {{last_usr}} (hint: did you mean {{last_user}}?)",
   ],
+  [
+    "embedding-all-zeros.yaml",
+    "3:13: embeddings[0].vector: the vector is all zeros: it has no direction, and cannot be made a unit vector (hint: give at least one component that is not 0, like [1, 0, 0])",
+  ],
+  [
+    "embedding-input-twice.yaml",
+    '4:12: embeddings[1].input: the input "cat" has a vector already: embeddings[0] answers it, so embeddings[1] never would (hint: remove one of embeddings[0] and embeddings[1])',
+  ],
 ];

@@ -184,4 +184,8 @@ export const shapeMistakes: [string, ...string[]][] = [
     "version-two.yaml",
     "1:10: version: expected 1, got the number 2 (hint: 1 is the only version of the format so far)",
   ],
+  [
+    "embedding-vector-text.yaml",
+    '3:17: embeddings[0].vector[1]: expected a number, got the text "0.5" (hint: remove the quotes: 0.5)',
+  ],
 ];

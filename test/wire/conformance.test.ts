@@ -100,7 +100,7 @@ function episodeBytes(m: Message): Uint8Array {
 const none: Failures = { fields: [], whole: [] };
 
 describe("the hand-written encoders write what toBinary writes, field by field", () => {
-  it("EpisodeCall (its request, status, response, usage and fault, every field of each)", () => {
+  it("EpisodeCall (its request, status, response, usage and fault, and an embeddings call's request and response: every field of each)", () => {
     expect(encodeFailures(EpisodeCallSchema, episodeCallBytes)).toEqual(none);
   });
 
@@ -151,7 +151,7 @@ function withOneMoreField(file: DescFile, message: string, field: { name: string
 
 describe("a field added to a .proto and not to the codec fails the conformance walk", () => {
   it("an EpisodeCall field the encoder does not write: named, and every whole-message case fails", () => {
-    const schema = withOneMoreField(file_modelstub_v1_episode, "EpisodeCall", { name: "added", number: 17, type: FieldDescriptorProto_Type.STRING });
+    const schema = withOneMoreField(file_modelstub_v1_episode, "EpisodeCall", { name: "added", number: 19, type: FieldDescriptorProto_Type.STRING });
     const failures = encodeFailures(schema, episodeCallBytes);
     expect(failures.fields).toEqual(["added"]);
     expect(failures.whole.length).toBeGreaterThan(0);

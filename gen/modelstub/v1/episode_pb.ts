@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file modelstub/v1/episode.proto.
  */
 export const file_modelstub_v1_episode: GenFile = /*@__PURE__*/
-  fileDesc("Chptb2RlbHN0dWIvdjEvZXBpc29kZS5wcm90bxIMbW9kZWxzdHViLnYxInUKB0VwaXNvZGUSDwoHc2Vzc2lvbhgBIAEoCRIoCgVjYWxscxgCIAMoCzIZLm1vZGVsc3R1Yi52MS5FcGlzb2RlQ2FsbBIvCgpmYXVsdF9wbGFuGAMgASgLMhsubW9kZWxzdHViLnYxLkZhdWx0UGxhbkluZm8iVQoNRmF1bHRQbGFuSW5mbxIMCgRuYW1lGAEgASgJEg4KBmRpZ2VzdBgCIAEoCRIXCgpjaGFvc19zZWVkGAMgASgESACIAQFCDQoLX2NoYW9zX3NlZWQiUQoMQXBwbGllZEZhdWx0EgwKBHJ1bGUYASABKAkSJQoEa2luZBgCIAEoDjIXLm1vZGVsc3R1Yi52MS5GYXVsdEtpbmQSDAoEcm9sbBgDIAEoDSIrCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCSJaCgpDYWxsU3RhdHVzEgwKBGNvZGUYASABKA0SDwoHbWVzc2FnZRgCIAEoCRItCgh0cmFpbGVycxgDIAMoCzIbLm1vZGVsc3R1Yi52MS5NZXRhZGF0YUVudHJ5Iv8DCgtFcGlzb2RlQ2FsbBIQCghzZXF1ZW5jZRgBIAEoBBIPCgdzZXNzaW9uGAIgASgJEigKBm1ldGhvZBgDIAEoDjIYLm1vZGVsc3R1Yi52MS5DYWxsTWV0aG9kEg8KB3N0ZXBfaWQYBCABKAkSDQoFZW50cnkYBSABKAkSLgoHcmVxdWVzdBgGIAEoCzIdLm1vZGVsc3R1Yi52MS5HZW5lcmF0ZVJlcXVlc3QSJgoHb3V0Y29tZRgHIAEoDjIVLm1vZGVsc3R1Yi52MS5PdXRjb21lEigKBnN0YXR1cxgIIAEoCzIYLm1vZGVsc3R1Yi52MS5DYWxsU3RhdHVzEjAKCHJlc3BvbnNlGAkgASgLMh4ubW9kZWxzdHViLnYxLkdlbmVyYXRlUmVzcG9uc2USIgoFdXNhZ2UYCiABKAsyEy5tb2RlbHN0dWIudjEuVXNhZ2USEwoLY2h1bmtzX3NlbnQYCyABKA0SLwoMc3RyZWFtX2JyZWFrGAwgASgOMhkubW9kZWxzdHViLnYxLlN0cmVhbUJyZWFrEhAKCHN0YXJ0X21zGA0gASgEEg4KBmVuZF9tcxgOIAEoBBIpCgVmYXVsdBgPIAEoCzIaLm1vZGVsc3R1Yi52MS5BcHBsaWVkRmF1bHQSGAoQc2VudF90ZXh0X2NodW5rcxgQIAMoCSqvAQoJRmF1bHRLaW5kEhoKFkZBVUxUX0tJTkRfVU5TUEVDSUZJRUQQABIUChBGQVVMVF9LSU5EX0VSUk9SEAESFgoSRkFVTFRfS0lORF9USU1FT1VUEAISEwoPRkFVTFRfS0lORF9IQU5HEAMSFAoQRkFVTFRfS0lORF9CUkVBSxAEEhYKEkZBVUxUX0tJTkRfTEFURU5DWRAFEhUKEUZBVUxUX0tJTkRfQU5TV0VSEAYqZAoKQ2FsbE1ldGhvZBIbChdDQUxMX01FVEhPRF9VTlNQRUNJRklFRBAAEhgKFENBTExfTUVUSE9EX0dFTkVSQVRFEAESHwobQ0FMTF9NRVRIT0RfR0VORVJBVEVfU1RSRUFNEAIqrQEKB091dGNvbWUSFwoTT1VUQ09NRV9VTlNQRUNJRklFRBAAEg4KCk9VVENPTUVfT0sQARIRCg1PVVRDT01FX0VSUk9SEAISFQoRT1VUQ09NRV9USU1FRF9PVVQQAxIdChlPVVRDT01FX0RFQURMSU5FX0VYQ0VFREVEEAQSFQoRT1VUQ09NRV9DQU5DRUxMRUQQBRIZChVPVVRDT01FX1NUUkVBTV9CUk9LRU4QBipxCgtTdHJlYW1CcmVhaxIcChhTVFJFQU1fQlJFQUtfVU5TUEVDSUZJRUQQABIWChJTVFJFQU1fQlJFQUtfRVJST1IQARIVChFTVFJFQU1fQlJFQUtfSEFORxACEhUKEVNUUkVBTV9CUkVBS19EUk9QEANiBnByb3RvMw", [file_modelstub_v1_model]);
+  fileDesc("Chptb2RlbHN0dWIvdjEvZXBpc29kZS5wcm90bxIMbW9kZWxzdHViLnYxInUKB0VwaXNvZGUSDwoHc2Vzc2lvbhgBIAEoCRIoCgVjYWxscxgCIAMoCzIZLm1vZGVsc3R1Yi52MS5FcGlzb2RlQ2FsbBIvCgpmYXVsdF9wbGFuGAMgASgLMhsubW9kZWxzdHViLnYxLkZhdWx0UGxhbkluZm8iVQoNRmF1bHRQbGFuSW5mbxIMCgRuYW1lGAEgASgJEg4KBmRpZ2VzdBgCIAEoCRIXCgpjaGFvc19zZWVkGAMgASgESACIAQFCDQoLX2NoYW9zX3NlZWQiUQoMQXBwbGllZEZhdWx0EgwKBHJ1bGUYASABKAkSJQoEa2luZBgCIAEoDjIXLm1vZGVsc3R1Yi52MS5GYXVsdEtpbmQSDAoEcm9sbBgDIAEoDSIrCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCSJaCgpDYWxsU3RhdHVzEgwKBGNvZGUYASABKA0SDwoHbWVzc2FnZRgCIAEoCRItCgh0cmFpbGVycxgDIAMoCzIbLm1vZGVsc3R1Yi52MS5NZXRhZGF0YUVudHJ5IucECgtFcGlzb2RlQ2FsbBIQCghzZXF1ZW5jZRgBIAEoBBIPCgdzZXNzaW9uGAIgASgJEigKBm1ldGhvZBgDIAEoDjIYLm1vZGVsc3R1Yi52MS5DYWxsTWV0aG9kEg8KB3N0ZXBfaWQYBCABKAkSDQoFZW50cnkYBSABKAkSLgoHcmVxdWVzdBgGIAEoCzIdLm1vZGVsc3R1Yi52MS5HZW5lcmF0ZVJlcXVlc3QSJgoHb3V0Y29tZRgHIAEoDjIVLm1vZGVsc3R1Yi52MS5PdXRjb21lEigKBnN0YXR1cxgIIAEoCzIYLm1vZGVsc3R1Yi52MS5DYWxsU3RhdHVzEjAKCHJlc3BvbnNlGAkgASgLMh4ubW9kZWxzdHViLnYxLkdlbmVyYXRlUmVzcG9uc2USIgoFdXNhZ2UYCiABKAsyEy5tb2RlbHN0dWIudjEuVXNhZ2USEwoLY2h1bmtzX3NlbnQYCyABKA0SLwoMc3RyZWFtX2JyZWFrGAwgASgOMhkubW9kZWxzdHViLnYxLlN0cmVhbUJyZWFrEhAKCHN0YXJ0X21zGA0gASgEEg4KBmVuZF9tcxgOIAEoBBIpCgVmYXVsdBgPIAEoCzIaLm1vZGVsc3R1Yi52MS5BcHBsaWVkRmF1bHQSGAoQc2VudF90ZXh0X2NodW5rcxgQIAMoCRIxCg1lbWJlZF9yZXF1ZXN0GBEgASgLMhoubW9kZWxzdHViLnYxLkVtYmVkUmVxdWVzdBIzCg5lbWJlZF9yZXNwb25zZRgSIAEoCzIbLm1vZGVsc3R1Yi52MS5FbWJlZFJlc3BvbnNlIlQKDEVtYmVkUmVxdWVzdBINCgVtb2RlbBgBIAEoCRINCgVpbnB1dBgCIAMoCRIXCgpkaW1lbnNpb25zGAMgASgNSACIAQFCDQoLX2RpbWVuc2lvbnMiNgoNRW1iZWRSZXNwb25zZRIlCgRkYXRhGAEgAygLMhcubW9kZWxzdHViLnYxLkVtYmVkZGluZyItCglFbWJlZGRpbmcSEQoJZW1iZWRkaW5nGAEgAygCEg0KBWVudHJ5GAIgASgJKq8BCglGYXVsdEtpbmQSGgoWRkFVTFRfS0lORF9VTlNQRUNJRklFRBAAEhQKEEZBVUxUX0tJTkRfRVJST1IQARIWChJGQVVMVF9LSU5EX1RJTUVPVVQQAhITCg9GQVVMVF9LSU5EX0hBTkcQAxIUChBGQVVMVF9LSU5EX0JSRUFLEAQSFgoSRkFVTFRfS0lORF9MQVRFTkNZEAUSFQoRRkFVTFRfS0lORF9BTlNXRVIQBip7CgpDYWxsTWV0aG9kEhsKF0NBTExfTUVUSE9EX1VOU1BFQ0lGSUVEEAASGAoUQ0FMTF9NRVRIT0RfR0VORVJBVEUQARIfChtDQUxMX01FVEhPRF9HRU5FUkFURV9TVFJFQU0QAhIVChFDQUxMX01FVEhPRF9FTUJFRBADKq0BCgdPdXRjb21lEhcKE09VVENPTUVfVU5TUEVDSUZJRUQQABIOCgpPVVRDT01FX09LEAESEQoNT1VUQ09NRV9FUlJPUhACEhUKEU9VVENPTUVfVElNRURfT1VUEAMSHQoZT1VUQ09NRV9ERUFETElORV9FWENFRURFRBAEEhUKEU9VVENPTUVfQ0FOQ0VMTEVEEAUSGQoVT1VUQ09NRV9TVFJFQU1fQlJPS0VOEAYqcQoLU3RyZWFtQnJlYWsSHAoYU1RSRUFNX0JSRUFLX1VOU1BFQ0lGSUVEEAASFgoSU1RSRUFNX0JSRUFLX0VSUk9SEAESFQoRU1RSRUFNX0JSRUFLX0hBTkcQAhIVChFTVFJFQU1fQlJFQUtfRFJPUBADYgZwcm90bzM", [file_modelstub_v1_model]);
 
 /**
  * Episode is the journal of one session: every call, in arrival order. The same script driven
@@ -272,6 +272,22 @@ export type EpisodeCall = Message<"modelstub.v1.EpisodeCall"> & {
    * @generated from field: repeated string sent_text_chunks = 16;
    */
   sentTextChunks: string[];
+
+  /**
+   * An embeddings call's request (method CALL_METHOD_EMBED); unset for model calls, whose
+   * request is `request`.
+   *
+   * @generated from field: modelstub.v1.EmbedRequest embed_request = 17;
+   */
+  embedRequest?: EmbedRequest | undefined;
+
+  /**
+   * The vectors an embeddings call answered; unset for model calls and for an embeddings call
+   * that ended with a status. Its usage is `usage` (input_tokens and total_tokens).
+   *
+   * @generated from field: modelstub.v1.EmbedResponse embed_response = 18;
+   */
+  embedResponse?: EmbedResponse | undefined;
 };
 
 /**
@@ -280,6 +296,86 @@ export type EpisodeCall = Message<"modelstub.v1.EpisodeCall"> & {
  */
 export const EpisodeCallSchema: GenMessage<EpisodeCall> = /*@__PURE__*/
   messageDesc(file_modelstub_v1_episode, 5);
+
+/**
+ * EmbedRequest is an embeddings call's request, as the episode records it (docs/embeddings.md).
+ *
+ * @generated from message modelstub.v1.EmbedRequest
+ */
+export type EmbedRequest = Message<"modelstub.v1.EmbedRequest"> & {
+  /**
+   * @generated from field: string model = 1;
+   */
+  model: string;
+
+  /**
+   * The texts to embed, in the request's order (a single text is a list of one).
+   *
+   * @generated from field: repeated string input = 2;
+   */
+  input: string[];
+
+  /**
+   * The `dimensions` the request asked for; unset when it asked for none (the default then).
+   *
+   * @generated from field: optional uint32 dimensions = 3;
+   */
+  dimensions?: number | undefined;
+};
+
+/**
+ * Describes the message modelstub.v1.EmbedRequest.
+ * Use `create(EmbedRequestSchema)` to create a new message.
+ */
+export const EmbedRequestSchema: GenMessage<EmbedRequest> = /*@__PURE__*/
+  messageDesc(file_modelstub_v1_episode, 6);
+
+/**
+ * EmbedResponse is what an embeddings call answered: one vector per input, in order.
+ *
+ * @generated from message modelstub.v1.EmbedResponse
+ */
+export type EmbedResponse = Message<"modelstub.v1.EmbedResponse"> & {
+  /**
+   * @generated from field: repeated modelstub.v1.Embedding data = 1;
+   */
+  data: Embedding[];
+};
+
+/**
+ * Describes the message modelstub.v1.EmbedResponse.
+ * Use `create(EmbedResponseSchema)` to create a new message.
+ */
+export const EmbedResponseSchema: GenMessage<EmbedResponse> = /*@__PURE__*/
+  messageDesc(file_modelstub_v1_episode, 7);
+
+/**
+ * Embedding is the unit vector of one input.
+ *
+ * @generated from message modelstub.v1.Embedding
+ */
+export type Embedding = Message<"modelstub.v1.Embedding"> & {
+  /**
+   * Its components as float32: the numbers the client got (base64 carries these bits).
+   *
+   * @generated from field: repeated float embedding = 1;
+   */
+  embedding: number[];
+
+  /**
+   * The script's entry that gave it, like "embeddings[0]"; "" when derived from the text.
+   *
+   * @generated from field: string entry = 2;
+   */
+  entry: string;
+};
+
+/**
+ * Describes the message modelstub.v1.Embedding.
+ * Use `create(EmbeddingSchema)` to create a new message.
+ */
+export const EmbeddingSchema: GenMessage<Embedding> = /*@__PURE__*/
+  messageDesc(file_modelstub_v1_episode, 8);
 
 /**
  * FaultKind is the fault a plan applied to a call.
@@ -361,6 +457,13 @@ export enum CallMethod {
    * @generated from enum value: CALL_METHOD_GENERATE_STREAM = 2;
    */
   GENERATE_STREAM = 2,
+
+  /**
+   * An embeddings call (HTTP POST /v1/embeddings): see EpisodeCall.embed_request (docs/embeddings.md).
+   *
+   * @generated from enum value: CALL_METHOD_EMBED = 3;
+   */
+  EMBED = 3,
 }
 
 /**
