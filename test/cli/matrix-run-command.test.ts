@@ -4,8 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Role, startServer, type StubServer } from "../../src/index.js";
-import type { PlanReport } from "../../src/matrix/report-types.js";
+import { Role, startServer, type StubServer, type PlanReport } from "../../src/index.js";
 import { cliPath, runCli } from "../support/run-cli.js";
 import { testTimeoutMs } from "../support/test-timeout.js";
 

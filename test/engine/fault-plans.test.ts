@@ -1,7 +1,7 @@
+import { Code } from "../../src/index.js";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
 import { EpisodeSchema, FaultKind, Outcome, StreamBreak, type Episode } from "../../gen/modelstub/v1/episode_pb.js";
-import { Code } from "../../src/shared/status-code.js";
 import { collect, userRequest } from "../support/requests.js";
 import { startStubServer, type StubServer } from "../support/start-stub-server.js";
 import { code } from "../failures/failure-fixture.js";

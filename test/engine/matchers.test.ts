@@ -1,7 +1,7 @@
+import { Code } from "../../src/index.js";
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { MessageSchema, Role } from "../../gen/modelstub/v1/model_pb.js";
-import { Code } from "../../src/shared/status-code.js";
 import { userRequest } from "../support/requests.js";
 import { closeServerAfterEach, grpcPort, inProcess, text, toolTurn } from "./scripted-port-fixture.js";
 

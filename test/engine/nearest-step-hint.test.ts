@@ -1,5 +1,5 @@
+import { Code } from "../../src/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Code } from "../../src/shared/status-code.js";
 import { userRequest } from "../support/requests.js";
 import { startStubServer, type StubServer } from "../support/start-stub-server.js";
 

@@ -1,5 +1,5 @@
+import { Code } from "../../src/index.js";
 import { describe, expect, it } from "vitest";
-import { Code } from "../../src/shared/status-code.js";
 import { userRequest } from "../support/requests.js";
 import { closeServerAfterEach, grpcPort, inProcess, text } from "./scripted-port-fixture.js";
 

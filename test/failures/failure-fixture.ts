@@ -1,5 +1,3 @@
-import { Code } from "../../src/shared/status-code.js";
-import type { ModelCallError } from "../../src/port/model-port.js";
 
 /** One script with a step for each kind of scripted failure, and the waits around them. */
 export const script = `
@@ -50,4 +48,5 @@ steps:
 `;
 
 export const ms = (since: number) => performance.now() - since;
-export const code = (p: Promise<unknown>) => p.then(() => Code.OK, (e: ModelCallError) => e.code);
+export const code = (p: Promise<unknown>) => p.then(() => Code.OK, (e: ModelCallError) => e.code);import { Code, type ModelCallError } from "../../src/index.js";
+

@@ -1,7 +1,6 @@
+import { Code, ModelCallError } from "../../src/index.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { Outcome, StreamBreak } from "../../gen/modelstub/v1/episode_pb.js";
-import { Code } from "../../src/shared/status-code.js";
-import { ModelCallError } from "../../src/port/model-port.js";
 import { collect, userRequest } from "../support/requests.js";
 import { startStubServer, type StubServer } from "../support/start-stub-server.js";
 import { ms, script } from "./failure-fixture.js";

@@ -1,8 +1,8 @@
+import { Code } from "../../src/index.js";
 import { create, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { Client, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GenerateRequestSchema, Role } from "../../gen/modelstub/v1/model_pb.js";
-import { Code } from "../../src/shared/status-code.js";
 import { checkAfterBatch, codeName, startFuzzServer, type FuzzServer } from "./harness.js";
 import { createRng, randomText, replay, scaled, type Rng } from "./prng.js";
 import { variedScript } from "./scripts.js";

@@ -1,9 +1,9 @@
+import { Code } from "../../src/index.js";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Client, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
 import { constants, type ClientHttp2Stream } from "node:http2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GenerateRequestSchema, GenerateStreamRequestSchema, Role } from "../../gen/modelstub/v1/model_pb.js";
-import { Code } from "../../src/shared/status-code.js";
 import { userRequest } from "../support/requests.js";
 import { checkAfterBatch, codeName, grpcFrame, rawSession, rssMb, running, startFuzzServer, type FuzzServer } from "./harness.js";
 import { createRng, replay, scaled } from "./prng.js";

@@ -1,8 +1,8 @@
+import { Code } from "../../src/index.js";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LoadScriptRequestSchema } from "../../gen/modelstub/v1/control_pb.js";
 import { GenerateRequestSchema, Role } from "../../gen/modelstub/v1/model_pb.js";
-import { Code } from "../../src/shared/status-code.js";
 import { checkAfterBatch, codeName, grpcFrame, rawCall, rawSession, startFuzzServer, type FuzzServer, type RawAnswer } from "./harness.js";
 import { createRng, randomText, replay, scaled, type Rng } from "./prng.js";
 

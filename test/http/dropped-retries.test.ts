@@ -1,7 +1,7 @@
+import { Code } from "../../src/index.js";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Outcome, StreamBreak } from "../../gen/modelstub/v1/episode_pb.js";
-import { Code } from "../../src/shared/status-code.js";
 import { startHttpStub, type HttpStub } from "./http-stub.js";
 
 // A scripted drop over HTTP, as the official SDK meets it: the SDK retries a connection that

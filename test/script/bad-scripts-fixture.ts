@@ -1,7 +1,6 @@
+import { loadScriptFile, ScriptError } from "../../src/index.js";
 import { relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadScriptFile } from "../../src/script/load-script.js";
-import { ScriptError } from "../../src/script/script-error.js";
 import { meaningMistakes } from "./bad-scripts-meaning.js";
 import { shapeMistakes } from "./bad-scripts-shape.js";
 import { syntaxMistakes } from "./bad-scripts-syntax.js";

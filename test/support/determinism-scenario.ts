@@ -1,9 +1,8 @@
+import { Code, ModelCallError, type ModelPort } from "../../src/index.js";
 import { create } from "@bufbuild/protobuf";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { GenerateRequestSchema, MessageSchema, Role, SamplingParamsSchema, ToolSchema, type Message } from "../../gen/modelstub/v1/model_pb.js";
-import { Code } from "../../src/shared/status-code.js";
-import { ModelCallError, type ModelPort } from "../../src/port/model-port.js";
 
 /** The scenario script's path and text (test/golden/scenario.yaml). */
 export const scenarioPath = fileURLToPath(new URL("../golden/scenario.yaml", import.meta.url));
