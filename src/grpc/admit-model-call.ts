@@ -8,6 +8,7 @@ import { codeName } from "../shared/status-code.js";
 import { metadataText, sessionOf, stepHeader } from "./call-metadata.js";
 import { grpcStatusError } from "./grpc-status-error.js";
 import { overLimitStatus, RequestOverLimit } from "./limit-request.js";
+import { DeferredRequest } from "./deferred-request.js";
 
 /** One log line per call of a method, refused calls included (see callLogOf). */
 export interface CallLogger {
@@ -50,8 +51,13 @@ function callLogOf(logger: Logger | undefined, method: "Generate" | "GenerateStr
   };
 }
 
-/** A Generate or GenerateStream call as grpc-js hands it over: its request, or a request past a limit. */
-export type ModelCall<R> = ServerUnaryCall<R | RequestOverLimit, unknown> | ServerWritableStream<R | RequestOverLimit, unknown>;
+/** A Generate or GenerateStream call as grpc-js hands it over: its request, a request past a limit, or one of MBs still to decode. */
+export type ModelCall<R> = ServerUnaryCall<R | RequestOverLimit | DeferredRequest, unknown> | ServerWritableStream<R | RequestOverLimit | DeferredRequest, unknown>;
+
+/** A call admitted with a request of MBs not decoded yet: `decode()` (on the call's heavy turn) gives it, admitted, or throws as the decoder does. */
+export interface AdmittedLater<R> {
+  decode(): Admitted<R>;
+}
 
 /** A call admitted to the engine: a request within the limits, and what every call carries along. */
 export interface Admitted<R> {
@@ -71,15 +77,22 @@ export function admit<R extends GenerateRequest | GenerateStreamRequest>(
   method: "Generate" | "GenerateStream",
   logger: Logger | undefined,
   refuse: (e: ReturnType<typeof grpcStatusError>) => void,
-): Admitted<R> | undefined {
+): Admitted<R> | AdmittedLater<R> | undefined {
   const session = sessionOf(call.metadata);
   const stepFromMetadata = metadataText(call.metadata, stepHeader);
   const request = call.request;
+  if (request instanceof DeferredRequest) {
+    return { decode: () => admitted(request.decode() as R) };
+  }
   if (request instanceof RequestOverLimit) {
     const status = overLimitStatus(request);
     callLogOf(logger, method, session, stepFromMetadata).ifRefused(status);
     refuse(grpcStatusError(status));
     return undefined;
   }
-  return { request, session, stepFromMetadata, log: callLogOf(logger, method, session, request.stepId || stepFromMetadata) };
+  return admitted(request);
+
+  function admitted(r: R): Admitted<R> {
+    return { request: r, session, stepFromMetadata, log: callLogOf(logger, method, session, r.stepId || stepFromMetadata) };
+  }
 }

@@ -25,7 +25,9 @@ import { grpcStatusError } from "./grpc-status-error.js";
 import { createFrameWriter } from "./create-frame-writer.js";
 import { episodeHeaderOf, type EpisodeHeader } from "./answer-headers.js";
 import type { RequestOverLimit } from "./limit-request.js";
-import { admit, type Admitted, type ModelCall } from "./admit-model-call.js";
+import { admit, type Admitted, type AdmittedLater, type ModelCall } from "./admit-model-call.js";
+import { type DeferredRequest, undecodableStatus } from "./deferred-request.js";
+import { heavyTurn } from "../shared/heavy-turns.js";
 import { inTurn } from "./in-turn.js";
 
 /** What a throw or a rejection in a handler answers: INTERNAL, or the status thrown (StatusError.from). */
@@ -79,11 +81,28 @@ interface Answer {
 function runAdmitted<R>(
   stub: Stub,
   call: ModelCall<R>,
-  a: Admitted<GenerateRequest>,
+  admitted: Admitted<GenerateRequest> | AdmittedLater<GenerateRequest>,
   method: CallInput["method"],
   fail: (e: ReturnType<typeof grpcStatusError>) => void,
   answerOf: (header: EpisodeHeader) => Answer,
 ): void {
+  // A request of MBs is decoded on a heavy turn of its own (deferred-request.ts), then run on the next.
+  if ("decode" in admitted) {
+    heavyTurn()
+      .then(() => {
+        if (call.cancelled) return;
+        let a: Admitted<GenerateRequest>;
+        try {
+          a = admitted.decode();
+        } catch (err) {
+          return fail(grpcStatusError(undecodableStatus(err)));
+        }
+        runAdmitted(stub, call, a, method, fail, answerOf);
+      })
+      .catch((err: unknown) => fail(internal(err)));
+    return;
+  }
+  const a = admitted;
   const turn = {
     request: a.request,
     get cancelled() {
@@ -167,7 +186,7 @@ function streamAnswer(call: ServerWritableStream<unknown, GenerateStreamResponse
  */
 export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServiceImplementation {
   return {
-    Generate(call: ServerUnaryCall<GenerateRequest | RequestOverLimit, GenerateResponse>, callback: sendUnaryData<GenerateResponse>) {
+    Generate(call: ServerUnaryCall<GenerateRequest | RequestOverLimit | DeferredRequest, GenerateResponse>, callback: sendUnaryData<GenerateResponse>) {
       try {
         const admitted = admit(call, "Generate", logger, callback);
         if (!admitted) return;
@@ -192,13 +211,14 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
       }
     },
 
-    GenerateStream(call: ServerWritableStream<GenerateStreamRequest | RequestOverLimit, GenerateStreamResponse>) {
+    GenerateStream(call: ServerWritableStream<GenerateStreamRequest | RequestOverLimit | DeferredRequest, GenerateStreamResponse>) {
       // grpc-js turns an 'error' event into the call's status and ends it.
       const fail = (e: { code: number; details: string }) => void call.emit("error", e);
       try {
         const admitted = admit(call, "GenerateStream", logger, fail);
         if (!admitted) return;
-        runAdmitted(stub, call, { ...admitted, request: asGenerateRequest(admitted.request) }, "stream", fail, (header) => streamAnswer(call, header, fail));
+        const asGenerate = (a: Admitted<GenerateStreamRequest>): Admitted<GenerateRequest> => ({ ...a, request: asGenerateRequest(a.request) });
+        runAdmitted(stub, call, "decode" in admitted ? { decode: () => asGenerate(admitted.decode()) } : asGenerate(admitted), "stream", fail, (header) => streamAnswer(call, header, fail));
       } catch (err) {
         fail(internal(err));
       }

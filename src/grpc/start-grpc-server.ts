@@ -13,6 +13,7 @@ import { encodeStreamFrame } from "../wire/encode-stream-frame.js";
 import { serviceDefinition } from "./service-definition.js";
 import { modelRequestChecks } from "./limit-request.js";
 import { decodeGenerateRequest, decodeGenerateStreamRequest } from "../wire/decode-generate-request.js";
+import { deferringLarge } from "./deferred-request.js";
 import { watchLoop } from "./loop-watch.js";
 import { holdScriptCompiler } from "../script/script-compiler.js";
 import { instanceInterceptor } from "./answer-headers.js";
@@ -108,7 +109,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
       ModelService,
       { Generate: sendResponse, GenerateStream: encodeStreamFrame },
       modelRequestChecks(),
-      { Generate: decodeGenerateRequest, GenerateStream: decodeGenerateStreamRequest },
+      { Generate: deferringLarge(decodeGenerateRequest), GenerateStream: deferringLarge(decodeGenerateStreamRequest) },
     ),
     modelServiceHandlers(options.stub, options.logger),
   );

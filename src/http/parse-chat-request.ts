@@ -4,13 +4,13 @@ import {
   GenerateRequestSchema,
   MessageSchema,
   Role,
-  SamplingParamsSchema,
   ToolCallSchema,
   ToolSchema,
   type GenerateRequest,
 } from "../../gen/modelstub/v1/model_pb.js";
 import { requestLimits } from "../engine/request-limits.js";
 import { parseJsonBody } from "./parse-json-body.js";
+import { samplingOf } from "./sampling-of.js";
 import type { BodyLimits } from "./scan-json-body.js";
 import {
   booleanAt,
@@ -19,7 +19,6 @@ import {
   kindOf,
   limitCount,
   missing,
-  numberAt,
   objectAt,
   optional,
   Refusal,
@@ -118,20 +117,14 @@ function stopAt(v: unknown, param: string): string[] {
   return v.map((s, i) => stringAt(s, `${param}[${i}]`));
 }
 
-/** Sampling fields exactly as sent: proto3 optional fields stay unset when the client left them out. */
-function samplingOf(body: Obj) {
-  const init: MessageInitShape<typeof SamplingParamsSchema> = {};
-  const temperature = optional(body, "temperature", numberAt);
-  if (temperature !== undefined) init.temperature = temperature;
-  const topP = optional(body, "top_p", numberAt);
-  if (topP !== undefined) init.topP = topP;
-  const maxTokens = optional(body, "max_completion_tokens", uint32At) ?? optional(body, "max_tokens", uint32At);
-  if (maxTokens !== undefined) init.maxTokens = maxTokens;
-  const stop = optional(body, "stop", stopAt);
-  if (stop !== undefined) init.stop = stop;
-  const seed = optional(body, "seed", seedAt);
-  if (seed !== undefined) init.seed = seed;
-  return Object.keys(init).length > 0 ? create(SamplingParamsSchema, init) : undefined;
+/** Sampling fields exactly as sent (sampling-of.ts), with chat completions' `stop` and `seed`. */
+function chatSamplingOf(body: Obj) {
+  return samplingOf(body, ["max_completion_tokens", "max_tokens"], (init) => {
+    const stop = optional(body, "stop", stopAt);
+    if (stop !== undefined) init.stop = stop;
+    const seed = optional(body, "seed", seedAt);
+    if (seed !== undefined) init.seed = seed;
+  });
 }
 
 function parseBody(body: unknown): ChatRequest {
@@ -163,7 +156,7 @@ function parseBody(body: unknown): ChatRequest {
   };
   const tools = optional(body, "tools", (x, p) => (Array.isArray(x) ? x : wrongType(p, "a list of tools", x)));
   if (tools !== undefined && tools.length > 0) init.tools = tools.map((t, i) => toolAt(t, `tools[${i}]`));
-  const sampling = samplingOf(body);
+  const sampling = chatSamplingOf(body);
   if (sampling) init.sampling = sampling;
   return { request: create(GenerateRequestSchema, init), stream, includeUsage };
 }

@@ -1,8 +1,9 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { quoteClipped } from "../shared/clip-text.js";
-import { GenerateRequestSchema, MessageSchema, Role, SamplingParamsSchema, ToolSchema, type GenerateRequest, type Message, type Tool } from "../../gen/modelstub/v1/model_pb.js";
+import { GenerateRequestSchema, MessageSchema, Role, ToolSchema, type GenerateRequest, type Message, type Tool } from "../../gen/modelstub/v1/model_pb.js";
 import { requestLimits } from "../engine/request-limits.js";
 import { parseJsonBody } from "./parse-json-body.js";
+import { samplingOf } from "./sampling-of.js";
 import type { BodyLimits } from "./scan-json-body.js";
 import { inputMessages, type ItemLookup } from "./parse-responses-input.js";
 import { booleanAt, invalid, isObject, kindOf, limitCount, missing, numberAt, objectAt, optional, Refusal, stringAt, uint32At, wrongType, type BadRequest, type Obj } from "./refusal.js";
@@ -66,17 +67,6 @@ function toolAt(v: unknown, param: string): { tool: Tool; echo: object } {
   };
 }
 
-/** Sampling fields exactly as sent: proto3 optional fields stay unset when the client left them out. */
-function samplingOf(body: Obj) {
-  const init: MessageInitShape<typeof SamplingParamsSchema> = {};
-  const temperature = optional(body, "temperature", numberAt);
-  if (temperature !== undefined) init.temperature = temperature;
-  const topP = optional(body, "top_p", numberAt);
-  if (topP !== undefined) init.topP = topP;
-  const maxTokens = optional(body, "max_output_tokens", uint32At);
-  if (maxTokens !== undefined) init.maxTokens = maxTokens;
-  return Object.keys(init).length > 0 ? create(SamplingParamsSchema, init) : undefined;
-}
 
 function messagesOf(body: Obj, instructions: string | undefined, items: ItemLookup): Message[] {
   const input = body["input"];
@@ -126,7 +116,7 @@ function parseBody(body: unknown, items: ItemLookup): ResponsesRequest {
   };
   const tools = (list ?? []).map((t, i) => toolAt(t, `tools[${i}]`));
   if (tools.length > 0) init.tools = tools.map((t) => t.tool);
-  const sampling = samplingOf(body);
+  const sampling = samplingOf(body, ["max_output_tokens"]);
   if (sampling) init.sampling = sampling;
   return { request: create(GenerateRequestSchema, init), stream, echo: echoOf(body, instructions, tools.map((t) => t.echo)) };
 }
