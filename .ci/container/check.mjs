@@ -41,7 +41,7 @@ import { parse as parseYaml } from "yaml";
 
 const repo = resolve(dirname(new URL(import.meta.url).pathname), "../..");
 const context = resolve(process.env.CONTAINER_CONTEXT ?? repo);
-const { createGrpcPort } = await import(join(repo, "dist/src/port/grpc-port.js"));
+const { openGrpcPort } = await import(join(repo, "dist/src/port/grpc-port.js"));
 const { createControlClient } = await import(join(repo, "dist/src/port/control-client.js"));
 const { GenerateRequestSchema, MessageSchema, ModelService, Role } = await import(join(repo, "dist/gen/modelstub/v1/model_pb.js"));
 const { EpisodeSchema } = await import(join(repo, "dist/gen/modelstub/v1/episode_pb.js"));
@@ -192,7 +192,7 @@ set -e
   if (!check(healthy, `podman healthcheck run reports healthy (${seconds(t0)} s)`, podman(["logs", NAME]).stderr)) return;
 
   const addr = `127.0.0.1:${grpcPort}`;
-  const model = createGrpcPort(addr);
+  const model = openGrpcPort(addr);
   const control = createControlClient(addr, { token: env.token });
   const user = (content) => create(GenerateRequestSchema, { model: "modelstub", messages: [create(MessageSchema, { role: Role.USER, content })] });
   const one = await model.generate(user("one whole reply"), { timeoutMs: 10_000 });
