@@ -12,15 +12,18 @@ export const maxStreamFrames = 4096;
 
 /**
  * How much text (UTF-16 units) a coalesced frame carries at least, on average: a reply past
- * maxStreamFrames chunks is coalesced into at most one frame per this much of its text (118
+ * maxStreamFrames chunks is coalesced into at most one frame per this much of its text (59
  * frames for a 960 KB echo). Each frame costs the transport about the same CPU whatever it
  * carries: bare grpc-js, passthrough serializers, spends 17 ms of CPU writing 4,097 messages of
  * 240 bytes and 7 ms for 469 of 2 KiB, where one 960 KB message costs 1 ms and modelstub's
  * whole unary call of that echo 6-8 ms. So no engine could stream that echo in 4,096 frames
- * for less than three times its unary cost; in frames of 2 KiB it measured 2.7-3.1x, of 8 KiB
- * 2.1-2.2x, of 16 KiB no better (docs/performance.md, "Streaming costs what unary costs").
+ * for less than three times its unary cost; in frames of 2 KiB it measured 2.7-3.1x. On a
+ * quiet machine, gRPC, with every thread's CPU counted: 1.60-1.76x in frames of 8 KiB, 1.37-1.44x
+ * of 16 KiB (with the reused frame buffer of wire/encode-stream-frame.ts in both), 32 KiB no
+ * better (docs/performance.md, "Streaming costs what unary costs"). A stalled reader holds one
+ * frame more than the transport's buffer, so the frame stays small beside it.
  */
-export const minCoalescedFrameChars = 8192;
+export const minCoalescedFrameChars = 16_384;
 
 /** The content frames of a reply: `counts[i]` is how many of the script's chunks frame i carries (one each when absent). */
 export interface FramePlan {

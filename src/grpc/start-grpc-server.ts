@@ -9,7 +9,7 @@ import { createHealthState, type HealthState } from "./health-service.js";
 import { addReflection } from "./reflection-service.js";
 import { modelServiceHandlers } from "./model-service.js";
 import { encodeResponse } from "../engine/encode-episode.js";
-import { encodeStreamFrame } from "../wire/encode-stream-frame.js";
+import { sendStreamFrame } from "../wire/encode-stream-frame.js";
 import { serviceDefinition } from "./service-definition.js";
 import { modelRequestChecks } from "./limit-request.js";
 import { decodeGenerateRequest, decodeGenerateStreamRequest } from "../wire/decode-generate-request.js";
@@ -107,7 +107,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   server.addService(
     serviceDefinition(
       ModelService,
-      { Generate: sendResponse, GenerateStream: encodeStreamFrame },
+      { Generate: sendResponse, GenerateStream: sendStreamFrame },
       modelRequestChecks(),
       { Generate: deferringLarge(decodeGenerateRequest), GenerateStream: deferringLarge(decodeGenerateStreamRequest) },
     ),

@@ -71,13 +71,43 @@ function holdsLong(v: unknown): boolean {
 
 const escapedCharacter = /["\\\u0000-\u001f\ud800-\udfff]/;
 
+/** How long an ASCII string must be to be scanned four characters at a time (below, the regular expression costs less than the copy). */
+const minWordScanChars = 1024;
+
+/** The Latin-1 copy a long ASCII string is scanned in: one, reused (the scan is synchronous), grown as needed. */
+let scanWords = new Int32Array(4096);
+
 /**
  * Whether JSON.stringify escapes a character of `s`: a quote, a backslash, a control character
  * or a surrogate (it escapes lone ones; a pair is told apart by JSON.stringify itself). Most
- * text has none, and a regular expression's scan for them costs less than the escape.
+ * text has none. A long ASCII string (as many UTF-8 bytes as characters: no surrogate) is read
+ * as 32-bit words of its Latin-1 copy, four characters at a time: a byte below 0x20, or one
+ * equal to 0x22 or 0x5c, sets bit 7 of the "has less than" sums below, and every byte is below
+ * 0x80, so no sum borrows across bytes. The regular expression's scan of a 960 KB echo cost
+ * 1.3-2.2 ms of its Responses stream, which scans each delta once; this one 0.5 ms
+ * (docs/performance.md, "Streaming costs what unary costs"). Other strings get the regular
+ * expression; `test/http/json-pieces.test.ts` holds the two to the same answers.
  */
-function escapes(s: string): boolean {
-  return escapedCharacter.test(s);
+export function escapes(s: string): boolean {
+  const n = s.length;
+  if (n < minWordScanChars || Buffer.byteLength(s) !== n) return escapedCharacter.test(s);
+  const words = (n + 3) >>> 2;
+  if (words > scanWords.length) scanWords = new Int32Array(words);
+  const w = scanWords;
+  const bytes = Buffer.from(w.buffer, 0, words * 4);
+  bytes.write(s, 0, n, "latin1");
+  // Padded with letters, which are escaped by nothing.
+  bytes.fill(0x41, n);
+  let found = 0;
+  for (let i = 0; i < words; i++) {
+    const x = w[i]!;
+    const quote = x ^ 0x22222222;
+    const backslash = x ^ 0x5c5c5c5c;
+    found |= ((x - 0x20202020) & ~x) | ((quote - 0x01010101) & ~quote) | ((backslash - 0x01010101) & ~backslash);
+    // Most text that has one has it early (a line break): stop at the first kilobyte that does.
+    if ((i & 255) === 255 && (found & 0x80808080) !== 0) return true;
+  }
+  return (found & 0x80808080) !== 0;
 }
 
 /** The JSON escape of `s`, without its quotes: `s` itself when it has nothing to escape. */
@@ -92,23 +122,33 @@ function isHighSurrogate(c: number): boolean {
 }
 
 /**
- * The JSON escape of the text `parts` join to, in pieces of pieceChars to twice that of text (a
- * stream's deltas, about 8 KiB each, are escaped as they are, not cut and joined to their
- * neighbours), equal byte for byte to JSON.stringify of the
- * joined text (without its quotes). JSON.stringify escapes a lone surrogate, so no piece ends
- * between the two halves of a pair: a piece that ends on a high surrogate leaves it to the next.
+ * How much text one piece of a plain text holds (one with nothing JSON escapes), at least, and at
+ * most twice over: twice pieceChars, for the same bound in bytes. A plain text's character is
+ * at most three bytes of UTF-8 (a surrogate is never plain), where an escaped one is up to six.
+ * So the deltas of a long stream (16 KiB each, plan-frames.ts) go whole, and the Responses
+ * API's four repeats of a 960 KB reply are written in 240 pieces, not 960.
+ */
+export const plainPieceChars = 2 * pieceChars;
+
+/**
+ * The JSON escape of the text `parts` join to, in pieces of pieceChars to twice that of text
+ * (plainPieceChars of plain text: a stream's deltas, up to that long, are escaped as they are,
+ * not cut and joined to their neighbours), equal byte for byte to JSON.stringify of the joined
+ * text (without its quotes). JSON.stringify escapes a lone surrogate, so no piece ends between
+ * the two halves of a pair: a piece that ends on a high surrogate leaves it to the next.
  */
 function* stringPieces(parts: readonly string[], plain: boolean): Generator<string> {
+  const size = plain ? plainPieceChars : pieceChars;
   let carry = "";
   for (const part of parts) {
     let at = 0;
     while (at < part.length) {
-      // Small parts gather into one piece; a long one is cut into pieces of pieceChars.
-      const end = carry.length + part.length - at <= 2 * pieceChars ? part.length : at + pieceChars - carry.length;
+      // Small parts gather into one piece; a long one is cut into pieces of `size`.
+      const end = carry.length + part.length - at <= 2 * size ? part.length : at + size - carry.length;
       let text = at === 0 && end === part.length ? carry + part : carry + part.slice(at, end);
       at = end;
       carry = "";
-      if (text.length < pieceChars) {
+      if (text.length < size) {
         carry = text;
         continue;
       }
@@ -130,7 +170,8 @@ function* fragments(v: unknown): Generator<string> {
   }
   if (typeof v === "string" || v instanceof JoinedText) {
     yield '"';
-    yield* typeof v === "string" ? stringPieces([v], false) : stringPieces(v.parts, v.plain);
+    // A long string is scanned once, whole: plain, it goes in pieces of plainPieceChars, unscanned.
+    yield* typeof v === "string" ? stringPieces([v], !escapes(v)) : stringPieces(v.parts, v.plain);
     yield '"';
   } else if (Array.isArray(v)) {
     yield "[";

@@ -37,8 +37,8 @@ function isAsciiSpace(c: number): boolean {
  * copy: a chunk ends where whitespace is followed by anything else, and the bits that say so
  * are counted per word; the table keeps only the count before every 256 characters, and endAt
  * reads on from there. The words of a 960 KB echo were half its stream's extra cost when every
- * end was found a character at a time and listed (192,000 of them, 768 KB); only the 236 ends of
- * its 118 coalesced frames are ever asked for (plan-frames.ts). Every other text is listed
+ * end was found a character at a time and listed (192,000 of them, 768 KB); only the 118 ends of
+ * its 59 coalesced frames are ever asked for (plan-frames.ts). Every other text is listed
  * (chunkEnds).
  */
 export function indexChunks(text: string, rule: Chunking): ChunkIndex {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { JoinedText, jsonPieces, pieceChars } from "../../src/http/json-pieces.js";
+import { escapes, JoinedText, jsonPieces, pieceChars, plainPieceChars } from "../../src/http/json-pieces.js";
 import { rawRequest, startHttpStub } from "./http-stub.js";
 
 /*
@@ -54,6 +54,43 @@ describe("JSON written in pieces", () => {
     joined.add('a "quote", a \\ and a \n');
     expect(joined.plain).toBe(false);
     expect([...jsonPieces("", { text: joined }, "")].join("")).toBe(JSON.stringify({ text: `${plain}a "quote", a \\ and a \n` }));
+  });
+
+  it("tells whether JSON escapes a character of a long text exactly as JSON.stringify does, wherever the character is", () => {
+    // A long ASCII text is scanned four characters at a time: every character JSON escapes, and
+    // its neighbours that it does not (space, DEL, '!', '#', '[', ']'), at each of the four
+    // places in a word, near the start, the end and the padding.
+    const stringifyEscapes = (s: string) => JSON.stringify(s) !== `"${s}"`;
+    const escaped = ['"', "\\", "\u0000", "\u0001", "\t", "\n", "\u001f"];
+    const notEscaped = [" ", "\u007f", "!", "#", "[", "]", "~", "A"];
+    for (const length of [1023, 1024, 1025, 1026, 1027, 4099]) {
+      const base = "word ".repeat(1000).slice(0, length);
+      expect(escapes(base), `plain, length ${length}`).toBe(false);
+      for (const at of [0, 1, 2, 3, 4, 517, length - 4, length - 3, length - 2, length - 1]) {
+        for (const c of [...escaped, ...notEscaped]) {
+          const text = base.slice(0, at) + c + base.slice(at + 1);
+          expect(escapes(text), JSON.stringify({ length, at, c })).toBe(stringifyEscapes(text));
+        }
+      }
+    }
+    // Text past ASCII: any surrogate counts (JSON.stringify, which makes the escape, tells a pair from a lone one).
+    const wide = "word ".repeat(300);
+    for (const c of ["é", "\u2028", "\ud83d\ude00", "\ud83d", "\ude00"]) expect(escapes(wide + c), JSON.stringify(c)).toBe(/[\ud800-\udfff]/.test(c));
+    expect(escapes(`${wide}é"`)).toBe(true);
+  });
+
+  it("writes a plain text in pieces of at most 48 KiB, as an escaped one, in twice the characters", () => {
+    // Three bytes of UTF-8 a character, the most a plain one takes, in deltas of 16 KiB.
+    const wide = "日本語のテキスト".repeat(25_000);
+    const joined = new JoinedText();
+    for (let at = 0; at < wide.length; at += 16_384) joined.add(wide.slice(at, at + 16_384));
+    expect(joined.plain).toBe(true);
+    const pieces = [...jsonPieces("", { text: joined }, "")];
+    expect(pieces.join("")).toBe(JSON.stringify({ text: wide }));
+    for (const p of pieces) expect(Buffer.byteLength(p)).toBeLessThanOrEqual(48 * 1024 + 16);
+    // Each 16 KiB delta goes whole: a piece, not four.
+    expect(pieces.filter((p) => p.length === 16_384)).toHaveLength(Math.floor(wide.length / 16_384));
+    expect(plainPieceChars).toBe(2 * pieceChars);
   });
 
   it("leaves a small value in one piece, made at once", () => {

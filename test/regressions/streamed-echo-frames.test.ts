@@ -17,7 +17,7 @@ import { collect, userRequest } from "../support/requests.js";
  * alone more than the whole unary call (every message, SSE event or HTTP/2 DATA frame costs the
  * same whatever it carries: bare grpc-js spends 17 ms of CPU on 4,097 small messages, 1 ms on one
  * of 960 KB). Now the chunks are found in place, and a reply past 4,096 chunks is coalesced into
- * frames of about 8 KiB: 118 for this echo. The CPU ratio itself is measured by the bench
+ * frames of about 16 KiB: 59 for this echo. The CPU ratio itself is measured by the bench
  * (bench/sections/measure-echo.mjs), not here: a CPU bound would fail on a loaded machine.
  */
 
@@ -29,14 +29,14 @@ function stubOf(script?: string) {
 }
 
 describe("a streamed reply past 4,096 chunks", () => {
-  it("goes in one frame per 8 KiB of its text, which join to the reply, and records every chunk", async () => {
+  it("goes in one frame per 16 KiB of its text, which join to the reply, and records every chunk", async () => {
     const { stub, port } = stubOf();
     const { frames, error } = await collect(port.generateStream(userRequest(echo), { session: "s" }));
     expect(error).toBeUndefined();
     const text = `PROBE-ECHO ok: ${echo}`;
     const content = frames.filter((f) => f.frame.case === "textDelta").map((f) => f.frame.value as string);
     expect(content.length).toBeLessThanOrEqual(Math.ceil(text.length / minCoalescedFrameChars));
-    expect(content.length).toBe(118);
+    expect(content.length).toBe(59);
     expect(content.join("")).toBe(text);
     // Even: every frame carries the same number of chunks but the last.
     expect(new Set(content.slice(0, -1).map((c) => splitChunks(c, { kind: "words" }).length)).size).toBe(1);
@@ -47,10 +47,10 @@ describe("a streamed reply past 4,096 chunks", () => {
   it("is still sent a frame per chunk up to 4,096 chunks", async () => {
     const { port } = stubOf();
     // "PROBE-ECHO ok: PROBE-ECHO " is three chunks: 4,093 more make 4,096.
-    const { frames } = await collect(port.generateStream(userRequest(`PROBE-ECHO ${"w ".repeat(maxStreamFrames - 3)}`), { session: "s" }));
+    const { frames } = await collect(port.generateStream(userRequest(`PROBE-ECHO ${"word ".repeat(maxStreamFrames - 3)}`), { session: "s" }));
     expect(frames.filter((f) => f.frame.case === "textDelta")).toHaveLength(maxStreamFrames);
-    // One more, and its 8,214 characters go in two frames of 2,049 and 2,048 chunks.
-    const { frames: more } = await collect(port.generateStream(userRequest(`PROBE-ECHO ${"w ".repeat(maxStreamFrames - 2)}`), { session: "s" }));
+    // One more, and its 20,496 characters go in two frames of 2,049 and 2,048 chunks.
+    const { frames: more } = await collect(port.generateStream(userRequest(`PROBE-ECHO ${"word ".repeat(maxStreamFrames - 2)}`), { session: "s" }));
     expect(more.filter((f) => f.frame.case === "textDelta").map((f) => splitChunks(f.frame.value as string, { kind: "words" }).length)).toEqual([2049, 2048]);
   });
 });

@@ -1,7 +1,7 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { FinishReason, GenerateStreamResponseSchema, type GenerateStreamResponse } from "../../gen/modelstub/v1/model_pb.js";
-import { encodeStreamFrame } from "../../src/wire/encode-stream-frame.js";
+import { encodeStreamFrame, sendStreamFrame } from "../../src/wire/encode-stream-frame.js";
 
 const textFrame = (id: string, model: string, text: string): GenerateStreamResponse =>
   create(GenerateStreamResponseSchema, { id, model, frame: { case: "textDelta", value: text } });
@@ -28,5 +28,15 @@ describe("a GenerateStream frame on the wire", () => {
       create(GenerateStreamResponseSchema, { id: "gen-s-2", model: "m", frame: { case: "final", value: { finishReason: FinishReason.TOOL_CALLS, usage: { inputTokens: 3, outputTokens: 5, totalTokens: 8 } } } }),
     ];
     for (const f of frames) expect(Buffer.from(encodeStreamFrame(f)).equals(Buffer.from(toBinary(GenerateStreamResponseSchema, f)))).toBe(true);
+  });
+
+  it("is the same bytes when sent from the reused buffer, and a frame past 64 KiB keeps a buffer of its own", () => {
+    const frames = [textFrame("gen-s-1", "m", "word ".repeat(3000)), textFrame("gen-s-1", "m", "é"), textFrame("gen-s-1", "m", "x".repeat(70_000))];
+    for (const f of frames) expect(sendStreamFrame(f).equals(Buffer.from(toBinary(GenerateStreamResponseSchema, f)))).toBe(true);
+    // grpc-js copies what the serializer gives before the next frame is made; a large frame's
+    // bytes are its own, and stay whole after the next one is sent.
+    const large = sendStreamFrame(frames[2]!);
+    sendStreamFrame(frames[0]!);
+    expect(large.equals(Buffer.from(toBinary(GenerateStreamResponseSchema, frames[2]!)))).toBe(true);
   });
 });
