@@ -1,5 +1,5 @@
 import { Metadata, ServerInterceptingCall, type ServerInterceptor, type ServerUnaryCall, type ServerWritableStream } from "@grpc/grpc-js";
-import { episodeHeader, instanceHeader } from "../shared/answer-header-names.js";
+import { episodeHeader, instanceHeader } from "../shared/header-names.js";
 
 /**
  * Puts x-modelstub-instance on every answer of the server, health and reflection included: in

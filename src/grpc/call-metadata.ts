@@ -1,8 +1,5 @@
 import type { Metadata } from "@grpc/grpc-js";
-
-/** Metadata keys of the public contract. */
-export const sessionHeader = "x-modelstub-session";
-export const stepHeader = "x-modelstub-step";
+import { sessionHeader } from "../shared/header-names.js";
 
 /** The first text value of a metadata key, or "" when absent. */
 export function metadataText(metadata: Metadata, key: string): string {

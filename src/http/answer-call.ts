@@ -12,7 +12,7 @@ import type { HttpRequestLog } from "./http-log.js";
 import { createdOf } from "./openai-wire.js";
 import { createPacedWriter } from "../engine/paced-writer.js";
 import { responseSink, sendError, sendJson, setAnswerHeader, writeHead } from "./send.js";
-import { episodeHeader } from "../shared/answer-header-names.js";
+import { episodeHeader } from "../shared/header-names.js";
 import { heavyRequestBytes, heavyTurn, inWriteTurns, messageChars } from "../shared/heavy-turns.js";
 import { LazyAbort } from "../shared/lazy-abort.js";
 

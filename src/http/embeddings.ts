@@ -2,7 +2,7 @@ import type { ServerResponse } from "node:http";
 import type { EmbedResponse } from "../../gen/modelstub/v1/episode_pb.js";
 import type { Usage } from "../../gen/modelstub/v1/model_pb.js";
 import type { Stub } from "../engine/create-stub.js";
-import { episodeHeader } from "../shared/answer-header-names.js";
+import { episodeHeader } from "../shared/header-names.js";
 import { Code } from "../shared/status-code.js";
 import { refused, type CallTarget } from "./answer-call.js";
 import { badRequestError, httpErrorOf, openAiErrorShape } from "./http-error.js";

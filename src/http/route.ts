@@ -22,10 +22,6 @@ import { sendError, sendJson } from "./send.js";
 // How startHttpServer (start-http-server.ts) routes a request: the checks before routing (the
 // target, the token) and the routes themselves.
 
-/** Header names of the public contract, the same as the gRPC metadata keys. */
-export const sessionHeader = "x-modelstub-session";
-export const stepHeader = "x-modelstub-step";
-
 /** A model call's route: the dialect's handler, and the shape of the front's own errors there. */
 interface ModelRoute {
   handle: (stub: Stub, res: ServerResponse, body: string, target: CallTarget) => Promise<Partial<HttpRequestLog>>;

@@ -5,9 +5,9 @@ import { Code } from "../shared/status-code.js";
 import { frontError, httpErrorOf } from "./http-error.js";
 import { DroppedRequests } from "./dropped-requests.js";
 import { writeHttpLog, type HttpRequestLog } from "./http-log.js";
-import { errorShapeOf, headerText, refuseWith, route, sessionHeader, stepHeader, targetOf, unauthorized } from "./route.js";
+import { errorShapeOf, headerText, refuseWith, route, targetOf, unauthorized } from "./route.js";
 import { sendError, setAnswerHeader } from "./send.js";
-import { episodeHeader, instanceHeader } from "../shared/answer-header-names.js";
+import { episodeHeader, instanceHeader, sessionHeader, stepHeader } from "../shared/header-names.js";
 import { StatusError } from "../shared/status-error.js";
 
 /** Options of the OpenAI-compatible HTTP front. */

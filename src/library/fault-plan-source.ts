@@ -2,7 +2,7 @@ import type { z } from "zod";
 import type { CompiledFaultPlan, CompiledScript } from "../script/compiled-script.js";
 import type { FaultPlanSchema } from "../script/fault-plan-schema.js";
 import { checkPlanSteps } from "../script/check-plan-steps.js";
-import { loadFaultPlanFile, loadFaultPlanText } from "../script/load-fault-plan.js";
+import { loadFaultPlanText } from "../script/load-fault-plan.js";
 import { ScriptError } from "../script/script-error.js";
 import { compilerPerCall } from "../script/script-compiler.js";
 import { jsonTextOf } from "./script-source.js";
@@ -52,7 +52,3 @@ export function loadFaultPlan(source: string | FaultPlanObject, file = typeof so
   return compilePlanSource(source, file);
 }
 
-/** Reads and compiles a fault plan file (YAML, or strict JSON when named .json); rejects with a ScriptError. */
-export function loadFaultPlanFromFile(path: string): Promise<CompiledFaultPlan> {
-  return loadFaultPlanFile(path);
-}

@@ -20,6 +20,7 @@ import {
   type WatchSessionResponse,
 } from "../../gen/modelstub/v1/control_pb.js";
 import { Code } from "../shared/status-code.js";
+import { sessionHeader } from "../shared/header-names.js";
 import { serviceDefinition } from "../grpc/service-definition.js";
 import { ModelCallError } from "./model-port.js";
 
@@ -166,7 +167,7 @@ export function createControlClient(
   const metadata = (session?: unknown) => {
     const md = new Metadata();
     if (opts.token) md.set("authorization", `Bearer ${opts.token}`);
-    if (typeof session === "string" && session !== "" && /^[\x20-\x7e]*$/.test(session)) md.set("x-modelstub-session", session);
+    if (typeof session === "string" && session !== "" && /^[\x20-\x7e]*$/.test(session)) md.set(sessionHeader, session);
     return md;
   };
   const control: ControlClient = {

@@ -13,7 +13,7 @@ import { create } from "@bufbuild/protobuf";
 import { GenerateRequestSchema, GenerateStreamRequestSchema, ListModelsRequestSchema, ModelService, type ListModelsRequest, type ListModelsResponse, type Model, type GenerateRequest, type GenerateResponse, type GenerateStreamRequest, type GenerateStreamResponse } from "../../gen/modelstub/v1/model_pb.js";
 import { serviceDefinition } from "../grpc/service-definition.js";
 import { ModelCallError, type ModelPort, type PortCallOptions } from "./model-port.js";
-import { episodeHeader, instanceHeader } from "../shared/answer-header-names.js";
+import { episodeHeader, instanceHeader, sessionHeader, stepHeader } from "../shared/header-names.js";
 import { deadlineStatus } from "../engine/execution.js";
 
 type ModelClient = Client & {
@@ -26,8 +26,8 @@ const ModelClientCtor = makeGenericClientConstructor(serviceDefinition(ModelServ
 
 function metadataOf(options: PortCallOptions | undefined): Metadata {
   const md = new Metadata();
-  if (options?.session) md.set("x-modelstub-session", options.session);
-  if (options?.step) md.set("x-modelstub-step", options.step);
+  if (options?.session) md.set(sessionHeader, options.session);
+  if (options?.step) md.set(stepHeader, options.step);
   return md;
 }
 

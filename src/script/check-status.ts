@@ -1,7 +1,7 @@
 import type { Report } from "./report.js";
 import type { ErrorInput } from "./script-schema.js";
 import { maxStatusMessageBytes, maxTrailerBytes } from "./script-limits.js";
-import { episodeHeader, instanceHeader } from "../shared/answer-header-names.js";
+import { episodeHeader, instanceHeader } from "../shared/header-names.js";
 
 /*
  * A scripted status must reach every client as written. Without these checks a script that
@@ -29,7 +29,7 @@ const httpOwned: Record<string, string> = {
   "content-length": "the HTTP layer sets it for the body it sends",
   "content-type": "the HTTP layer sets it for the body it sends",
   date: "the HTTP front sets it",
-  // Not HTTP's, but as much the server's own: every answer carries them (answer-header-names.ts).
+  // Not HTTP's, but as much the server's own: every answer carries them (header-names.ts).
   [instanceHeader]: "modelstub sets it on every answer: the instance that answered",
   [episodeHeader]: "modelstub sets it on every answer: the episode of the call's session",
 };

@@ -36,8 +36,11 @@ function loadFaultPlan(text: string, file: string, script: ScriptSteps | undefin
   return { plan, input };
 }
 
-/** Loads a fault plan file (YAML or JSON); a missing or unreadable file is a ScriptError too. */
-export async function loadFaultPlanFile(path: string, script?: ScriptSteps): Promise<CompiledFaultPlan> {
+/**
+ * Reads and compiles a fault plan file (YAML, or strict JSON when named .json); rejects with a
+ * ScriptError, a missing or unreadable file included. Part of the package's surface (index.ts).
+ */
+export async function loadFaultPlanFile(path: string): Promise<CompiledFaultPlan> {
   const text = await readSourceFile(path).catch((err: unknown) => Promise.reject(err instanceof ScriptError ? new ScriptError(err.issues, "fault plan") : err));
-  return loadFaultPlanText(text, path, script);
+  return loadFaultPlanText(text, path);
 }
