@@ -1,15 +1,12 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { BinaryReader, BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
-import { Client, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
+import { type Client, Metadata, type ServiceError } from "@grpc/grpc-js";
 import { afterEach, describe, expect, it } from "vitest";
 import { MessageSchema, Role } from "../../gen/modelstub/v1/model_pb.js";
-import { startStubServer, type StubServer } from "../support/start-stub-server.js";
+import { rawBytes, startStubServer, type StubServer } from "../support/start-stub-server.js";
 
 let server: StubServer | undefined;
-let client: Client | undefined;
 afterEach(async () => {
-  client?.close();
-  client = undefined;
   await server?.close();
   server = undefined;
 });
@@ -55,8 +52,6 @@ function recordedRequests(episode: Uint8Array): Buffer[] {
   return fieldsOf(episode, 2).map((call) => Buffer.from(fieldsOf(call, 6)[0] ?? new Uint8Array()));
 }
 
-const raw = (b: Buffer) => b;
-
 /** Sends `bytes` as they are to a ModelService method, unary or streaming; resolves when the call ends. */
 function send(c: Client, method: "Generate" | "GenerateStream", bytes: Buffer, session: string): Promise<void> {
   const md = new Metadata();
@@ -66,10 +61,10 @@ function send(c: Client, method: "Generate" | "GenerateStream", bytes: Buffer, s
   const deadline = Infinity;
   return new Promise((resolve, reject) => {
     if (method === "Generate") {
-      c.makeUnaryRequest(path, raw, raw, bytes, md, { deadline }, (err: ServiceError | null) => (err ? reject(err) : resolve()));
+      c.makeUnaryRequest(path, rawBytes, rawBytes, bytes, md, { deadline }, (err: ServiceError | null) => (err ? reject(err) : resolve()));
       return;
     }
-    const stream = c.makeServerStreamRequest(path, raw, raw, bytes, md, { deadline });
+    const stream = c.makeServerStreamRequest(path, rawBytes, rawBytes, bytes, md, { deadline });
     stream.on("data", () => {});
     stream.on("error", reject);
     stream.on("end", () => resolve());
@@ -80,9 +75,8 @@ describe("unknown request fields", () => {
   for (const method of ["Generate", "GenerateStream"] as const) {
     it(`are recorded as sent, byte for byte, in a ${method} call's request`, async () => {
       server = await startStubServer("entries: [{ reply: ok, repeat: true }]", { clock: "virtual" });
-      client = new Client(server.address, credentials.createInsecure());
       const sent = requestBytes();
-      await send(client, method, sent, "unknown-fields");
+      await send(server.rawClient(), method, sent, "unknown-fields");
       const { bytes } = await server.control.exportEpisode("unknown-fields");
       const [recorded] = recordedRequests(bytes);
       // Hex, so a difference shows where it is.
@@ -92,23 +86,21 @@ describe("unknown request fields", () => {
 
   it("sent before the known fields are recorded after them, in the order sent", async () => {
     server = await startStubServer("entries: [{ reply: ok, repeat: true }]", { clock: "virtual" });
-    client = new Client(server.address, credentials.createInsecure());
     const known = new BinaryWriter().tag(1, WireType.LengthDelimited).string("test-model").finish();
-    await send(client, "Generate", concat(unknownFields(100), known), "reordered");
+    await send(server.rawClient(), "Generate", concat(unknownFields(100), known), "reordered");
     const [recorded] = recordedRequests((await server.control.exportEpisode("reordered")).bytes);
     expect(recorded?.toString("hex")).toBe(concat(known, unknownFields(100)).toString("hex"));
   });
 
   it("change nothing else the call records (ids, usage, timeline)", async () => {
     server = await startStubServer("entries: [{ reply: ok, repeat: true }]", { clock: "virtual" });
-    client = new Client(server.address, credentials.createInsecure());
     const plain = concat(
       new BinaryWriter().tag(1, WireType.LengthDelimited).string("test-model").finish(),
       new BinaryWriter().tag(2, WireType.LengthDelimited).bytes(toBinary(MessageSchema, create(MessageSchema, { role: Role.USER, content: "hello" }))).finish(),
     );
     // Session names of one length, so the two calls' bytes differ in the name and nowhere else.
-    await send(client, "Generate", requestBytes(), "extra");
-    await send(client, "Generate", plain, "plain");
+    await send(server.rawClient(), "Generate", requestBytes(), "extra");
+    await send(server.rawClient(), "Generate", plain, "plain");
     const withUnknown = await server.control.exportEpisode("extra");
     const without = await server.control.exportEpisode("plain");
     const strip = (episode: Uint8Array, session: string) => {

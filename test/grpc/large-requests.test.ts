@@ -1,11 +1,11 @@
 import { create, toBinary } from "@bufbuild/protobuf";
-import { Client, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
+import { type Client, Metadata, type ServiceError } from "@grpc/grpc-js";
 import { afterEach, describe, expect, it } from "vitest";
 import { GenerateRequestSchema, MessageSchema, Role } from "../../gen/modelstub/v1/model_pb.js";
 import { Code } from "../../src/index.js";
 import { heavyRequestBytes } from "../../src/shared/heavy-turns.js";
 import { collect, userRequest } from "../support/requests.js";
-import { startStubServer, type StubServer } from "../support/start-stub-server.js";
+import { rawBytes, startStubServer, type StubServer } from "../support/start-stub-server.js";
 
 /*
  * A request of MBs is decoded on its call's turn of the event loop, not in grpc-js's message
@@ -19,21 +19,16 @@ entries: [{ reply: "{{last_user}}", repeat: true }]
 `;
 
 let server: StubServer | undefined;
-let client: Client | undefined;
 afterEach(async () => {
-  client?.close();
-  client = undefined;
   await server?.close();
   server = undefined;
 });
-
-const raw = (b: Buffer) => b;
 
 /** Sends `bytes` as they are to Generate; the status it ends with. */
 function sendRaw(c: Client, bytes: Buffer): Promise<ServiceError | undefined> {
   const md = new Metadata();
   md.set("x-modelstub-session", "raw");
-  return new Promise((resolve) => c.makeUnaryRequest("/modelstub.v1.ModelService/Generate", raw, raw, bytes, md, (err: ServiceError | null) => resolve(err ?? undefined)));
+  return new Promise((resolve) => c.makeUnaryRequest("/modelstub.v1.ModelService/Generate", rawBytes, rawBytes, bytes, md, (err: ServiceError | null) => resolve(err ?? undefined)));
 }
 
 /** A Generate request whose one message's text is `chars` of "x" with byte `at` of the encoding set to 0xff (invalid UTF-8). */
@@ -58,9 +53,8 @@ describe("a request of MBs over gRPC", () => {
 
   it("that does not decode ends INTERNAL as grpc-js ends a small one, and is in no episode", async () => {
     server = await startStubServer(script, { clock: "virtual" });
-    client = new Client(server.address, credentials.createInsecure());
-    const small = await sendRaw(client, undecodable(100));
-    const large = await sendRaw(client, undecodable(heavyRequestBytes + 100));
+    const small = await sendRaw(server.rawClient(), undecodable(100));
+    const large = await sendRaw(server.rawClient(), undecodable(heavyRequestBytes + 100));
     expect(small).toMatchObject({ code: Code.INTERNAL, details: "Error deserializing request" });
     expect(large).toMatchObject({ code: small!.code, details: small!.details });
     expect(server.stub.sessions().find((s) => s.name === "raw")?.calls ?? 0).toBe(0);

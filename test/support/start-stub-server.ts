@@ -6,6 +6,7 @@ import { createControlClient, type ControlClient } from "../../src/port/control-
 import { openGrpcPort } from "../../src/port/grpc-port.js";
 import type { ModelPort } from "../../src/port/model-port.js";
 import { testTimeoutMs } from "./test-timeout.js";
+import { Client, credentials } from "@grpc/grpc-js";
 
 /** A real server on 127.0.0.1:0 with a real gRPC client, for tests. */
 export interface StubServer {
@@ -14,8 +15,13 @@ export interface StubServer {
   address: string;
   port: ModelPort;
   control: ControlClient;
+  /** A grpc-js client of this server for bytes as they are (serializers: rawBytes); made on first use, closed by close(). */
+  rawClient(): Client;
   close(): Promise<void>;
 }
+
+/** The serializer of a raw client's calls: a request sent as the bytes given, an answer taken as its bytes. */
+export const rawBytes = (b: Buffer) => b;
 
 /** Starts a stub serving `scriptText` over gRPC on a free loopback port. */
 export async function startStubServer(
@@ -28,13 +34,16 @@ export async function startStubServer(
   const port = openGrpcPort(server.address);
   // A control call's deadline rises with the suite's timeout: 10 s was crossed at load 30.
   const control = createControlClient(server.address, { timeoutMs: testTimeoutMs(10_000) });
+  let raw: Client | undefined;
   return {
     stub,
     server,
     address: server.address,
     port,
     control,
+    rawClient: () => (raw ??= new Client(server.address, credentials.createInsecure())),
     async close() {
+      raw?.close();
       port.close();
       control.close();
       await server.close(1000);
