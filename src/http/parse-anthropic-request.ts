@@ -3,6 +3,7 @@ import { quoteClipped } from "../shared/clip-text.js";
 import { GenerateRequestSchema, MessageSchema, Role, SamplingParamsSchema, ToolSchema, type GenerateRequest } from "../../gen/modelstub/v1/model_pb.js";
 import { requestLimits } from "../engine/request-limits.js";
 import { textContentAt, turnCounts, turnMessages } from "./anthropic-turns.js";
+import { limitTurns } from "./limit-turns.js";
 import { parseJsonBody } from "./parse-json-body.js";
 import type { BodyLimits } from "./scan-json-body.js";
 import { booleanAt, invalid, isObject, kindOf, limitCount, missing, numberAt, objectAt, optional, Refusal, stopSequencesAt, stringAt, uint32At, wrongType, type BadRequest, type Obj } from "./refusal.js";
@@ -47,20 +48,12 @@ function samplingOf(body: Obj, countOnly: boolean) {
   return create(SamplingParamsSchema, init);
 }
 
+/** Anthropic's names in a refusal of the turn limits (limit-turns.ts). */
+const turnNames = { list: "messages", blocks: "content", toolCalls: "tool_use blocks", messages: "messages, counting each tool_result block and the system prompt as one" };
+
 /** The request limits (engine/request-limits.ts), before anything is built from the lists. */
 function checkLimits(list: unknown[], tools: unknown, hasSystem: boolean): void {
-  // The system prompt is the first engine message (parseBody), so it counts as one.
-  let messages = hasSystem ? 1 : 0;
-  let calls = 0;
-  list.forEach((m, i) => {
-    const n = turnCounts(m);
-    limitCount(`messages[${i}].content`, n.toolCalls, "tool_use blocks", requestLimits.toolCallsPerMessage, "in a message");
-    messages += n.messages;
-    calls += n.toolCalls;
-  });
-  // Each tool_result block is a message of its own to the engine, as in chat completions.
-  limitCount("messages", messages, "messages, counting each tool_result block and the system prompt as one", requestLimits.messages, "in a request");
-  limitCount("the request", calls, "tool_use blocks in all its messages", requestLimits.toolCalls, "in a request", "messages");
+  limitTurns(list, turnCounts, turnNames, hasSystem);
   if (Array.isArray(tools)) limitCount("tools", tools.length, "tools", requestLimits.tools, "in a request");
 }
 

@@ -3,6 +3,7 @@ import { GenerateRequestSchema, MessageSchema, Role, SamplingParamsSchema, ToolS
 import { requestLimits } from "../engine/request-limits.js";
 import { quoteClipped } from "../shared/clip-text.js";
 import { contentCounts, contentMessages, systemText } from "./gemini-contents.js";
+import { limitTurns } from "./limit-turns.js";
 import { parseJsonBody } from "./parse-json-body.js";
 import type { BodyLimits } from "./scan-json-body.js";
 import { invalid, isObject, kindOf, limitCount, missing, numberAt, objectAt, optional, Refusal, seedAt, stopSequencesAt, stringAt, uint32At, wrongType, type BadRequest, type Obj } from "./refusal.js";
@@ -57,18 +58,12 @@ function samplingOf(body: Obj) {
   return Object.keys(init).length > 0 ? create(SamplingParamsSchema, init) : undefined;
 }
 
+/** Gemini's names in a refusal of the turn limits (limit-turns.ts). */
+const turnNames = { list: "contents", blocks: "parts", toolCalls: "functionCall parts", messages: "messages, counting each functionResponse part and the system instruction as one" };
+
 /** The request limits (engine/request-limits.ts), before anything is built from the lists. */
 function checkLimits(list: unknown[], tools: unknown, hasSystem: boolean): void {
-  let messages = hasSystem ? 1 : 0;
-  let calls = 0;
-  list.forEach((c, i) => {
-    const n = contentCounts(c);
-    limitCount(`contents[${i}].parts`, n.toolCalls, "functionCall parts", requestLimits.toolCallsPerMessage, "in a message");
-    messages += n.messages;
-    calls += n.toolCalls;
-  });
-  limitCount("contents", messages, "messages, counting each functionResponse part and the system instruction as one", requestLimits.messages, "in a request");
-  limitCount("the request", calls, "functionCall parts in all its contents", requestLimits.toolCalls, "in a request", "contents");
+  limitTurns(list, contentCounts, turnNames, hasSystem);
   if (Array.isArray(tools)) {
     const declared = tools.reduce((n: number, t) => n + (isObject(t) && Array.isArray(t["functionDeclarations"]) ? t["functionDeclarations"].length : 0), 0);
     limitCount("tools", declared, "function declarations", requestLimits.tools, "in a request");
