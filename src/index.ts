@@ -10,7 +10,15 @@ export { createGrpcPort } from "./library/create-grpc-port.js";
 export { loadScript } from "./library/load-script.js";
 export { loadScriptFile } from "./script/load-script.js";
 export { validateScript, validateScriptFile, type ScriptValidation } from "./library/validate-script.js";
-export { crashMatrix, crashMatrixSize, matrixPositions, type CrashMatrixOptions, type MatrixKind, type MatrixPlan, type MatrixPosition } from "./library/crash-matrix.js";
+export {
+  crashMatrix,
+  crashMatrixSize,
+  matrixPositions,
+  type CrashMatrixOptions,
+  type MatrixKind,
+  type MatrixPlan,
+  type MatrixPosition,
+} from "./library/crash-matrix.js";
 export { runMatrix, type RunMatrixOptions } from "./library/run-matrix.js";
 export { junitXml, jsonLines } from "./matrix/write-reports.js";
 export type { MatrixReport, PlanReport, ReportCall, ReportFault, ReportPosition, ReportReason, ReportRun, Verdict } from "./matrix/report-types.js";

@@ -17,7 +17,11 @@ export function clientOptions(addrDescription: string) {
       default: "127.0.0.1:50051",
       description: `${addrDescription} Without it, the address \`serve\` reads from MODELSTUB_GRPC when that is set (0.0.0.0, :: and [::] dial the loopback).`,
     },
-    { name: "tls", type: "boolean", description: "Connect with TLS. On by itself when MODELSTUB_TLS_CERT is set (the server's certificate, as `serve` reads it)." },
+    {
+      name: "tls",
+      type: "boolean",
+      description: "Connect with TLS. On by itself when MODELSTUB_TLS_CERT is set (the server's certificate, as `serve` reads it).",
+    },
     {
       name: "tls-ca",
       env: "MODELSTUB_TLS_CA",

@@ -7,10 +7,19 @@ const commands: Record<string, { run: (argv: string[]) => Promise<number>; about
   validate: { run: async (a) => (await import("./validate.js")).validate(a), about: "check script files; exit 0 when all are valid, 1 otherwise" },
   schema: { run: async (a) => (await import("./schema.js")).schema(a), about: "print the JSON Schema of the script format" },
   episode: { run: async (a) => (await import("./episode.js")).episode(a), about: "print a recorded episode as JSON, or compare two episodes" },
-  matrix: { run: async (a) => (await import("./matrix.js")).matrix(a), about: "print a script's crash matrix: one fault plan per call position and failure kind" },
-  record: { run: async (a) => (await import("./record.js")).record(a), about: "record a real model (OpenAI-compatible HTTP or gRPC) into a script that replays it" },
+  matrix: {
+    run: async (a) => (await import("./matrix.js")).matrix(a),
+    about: "print a script's crash matrix: one fault plan per call position and failure kind",
+  },
+  record: {
+    run: async (a) => (await import("./record.js")).record(a),
+    about: "record a real model (OpenAI-compatible HTTP or gRPC) into a script that replays it",
+  },
   script: { run: async (a) => (await import("./script.js")).script(a), about: "script from-episode FILE: write a script that reproduces a recorded episode" },
-  health: { run: async (a) => (await import("./health.js")).health(a), about: "probe a server's health (exit 0 serving, 2 no connection, 3 RPC failed, 4 not serving)" },
+  health: {
+    run: async (a) => (await import("./health.js")).health(a),
+    about: "probe a server's health (exit 0 serving, 2 no connection, 3 RPC failed, 4 not serving)",
+  },
   session: { run: async (a) => (await import("./session.js")).session(a), about: "list, load, reset, verify or delete a running server's sessions" },
 };
 

@@ -9,41 +9,13 @@ import type { MatrixReport, PlanReport } from "../matrix/report-types.js";
 import { runMatrix, type RunMatrixOptions } from "../matrix/run-matrix.js";
 import { junitXml, jsonLines } from "../matrix/write-reports.js";
 import { readEpisodeFile } from "./episode.js";
-import { durationOption, formatOptionsHelp, intOption, resolveOptions, UsageError, type OptionSpec, type OptionsOf } from "./options.js";
+import { matrixRunSpecs } from "./matrix-run-specs.js";
+import { durationOption, formatOptionsHelp, intOption, resolveOptions, UsageError, type OptionsOf } from "./options.js";
 import { checkScriptFile } from "./validate.js";
 import { matrixHtml } from "../matrix/matrix-html.js";
 
-const specs = [
-  { name: "from-episode", type: "string", arg: "FILE", description: "Take positions from this episode of a clean run instead of the runner's own clean run." },
-  { name: "positions", type: "string", arg: "SPEC", description: "Fault these calls: STEP:N or STEP:N-M, comma-separated (`:N` is the main list). With --from-episode, picked among its calls. Default: every call of the clean run." },
-  { name: "kinds", type: "string", arg: "LIST", default: "unavailable,timeout", description: `Failure kinds, comma-separated: ${matrixKinds.join(", ")}. crash holds the call, SIGKILLs COMMAND and starts it again with MODELSTUB_RESTART=1.` },
-  { name: "pairs", type: "boolean", description: "Two faults per plan: every pair of two distinct positions, with a kind at each." },
-  { name: "clean-positions", type: "boolean", description: "Occurrences count the clean run's calls (`count: clean`): a pair's second fault strikes the call at its clean-run position, not a retry of the first." },
-  { name: "chaos-seeds", type: "string", arg: "A..B", description: "Also one chaos plan per seed A to B, with the script's `faults.chaos` rates, errors, budget and scope when it has them (else errors and timeouts at 10% each, at most 2 faults)." },
-  { name: "chaos-rates", type: "string", arg: "LIST", description: "With --chaos-seeds: the rates, KIND=RATE comma-separated (kinds error, timeout, hang, break, latency; 0 to 1, summing to at most 1), like error=0.2,hang=0.05." },
-  { name: "chaos-budget", type: "string", arg: "N", description: "With --chaos-seeds: at most N chaos faults per episode (0: no budget)." },
-  { name: "sample", type: "string", arg: "N", description: "Run only N of the plans after the clean run, picked by --seed: the same matrix and seed give the same plans on any machine." },
-  { name: "seed", type: "string", arg: "S", default: "0", description: "With --sample: the sample's seed (a whole number)." },
-  { name: "addr", type: "string", arg: "HOST:PORT", description: "Use this running server (serving SCRIPT) instead of serving SCRIPT here." },
-  { name: "http-url", type: "string", arg: "URL", description: "With --addr: the server's HTTP base URL, given to COMMAND as MODELSTUB_HTTP_URL." },
-  { name: "control-token", type: "string", arg: "TOKEN", env: "MODELSTUB_CONTROL_TOKEN", description: "With --addr: the server's control token." },
-  { name: "clock", type: "string", arg: "CLOCK", values: ["real", "virtual"], default: "real", description: "The clock of the server served here. real: a crash plan's held call stays held until COMMAND is killed." },
-  { name: "jobs", type: "string", arg: "N", default: "1", description: "Plans run at once, each on its own session." },
-  { name: "repeat", type: "string", arg: "N", default: "1", description: "Run each plan N times; the episodes must be byte-identical." },
-  { name: "golden", type: "string", arg: "DIR", description: "Compare each plan's episode with DIR/<plan id>.episode.binpb." },
-  { name: "update-golden", type: "boolean", description: "With --golden: write the golden episodes instead of comparing." },
-  { name: "expect", type: "string", arg: "FILE", description: "Expectations by kind or plan id (YAML or JSON): {kinds: {KIND: {exit, final_reply, retry}}, plans: {ID: {...}}}." },
-  { name: "check-hook", type: "string", arg: "CMD", description: "Run CMD (with sh) after each plan, with the plan's environment and MODELSTUB_EPISODE (the episode's JSON file): exit 0 passes." },
-  { name: "junit", type: "string", arg: "FILE", description: "Write a JUnit XML report: one test case per plan." },
-  { name: "jsonl", type: "string", arg: "FILE", description: "Write one JSON object per plan, one a line." },
-  { name: "html", type: "string", arg: "FILE", description: "Write the HTML report." },
-  { name: "out", type: "string", arg: "DIR", description: "Where episodes (DIR/episodes/<id>.json) and workdirs (DIR/work/) go. Default: a new temporary directory." },
-  { name: "timeout", type: "string", arg: "DURATION", default: "60s", description: "SIGKILL one start of COMMAND that runs longer (the plan fails)." },
-  { name: "help", type: "boolean", description: "Print this help." },
-] as const satisfies readonly OptionSpec[];
-
 /** What `matrix run`'s command line resolves to. */
-type MatrixRunOptions = OptionsOf<typeof specs>;
+type MatrixRunOptions = OptionsOf<typeof matrixRunSpecs>;
 
 const usage = `usage: modelstub matrix run SCRIPT [options] -- COMMAND [ARGS...]
 
@@ -54,18 +26,23 @@ MODELSTUB_PLAN_NAME, MODELSTUB_PLAN_JSON, MODELSTUB_RESTART and MODELSTUB_WORKDI
 episode is fetched. docs/faults.md ("Run the matrix") gives the verdicts and their defaults.
 Exit codes: 0 every plan passed, 1 bad arguments or an invalid script, 3 a plan failed.
 
-${formatOptionsHelp(specs)}
+${formatOptionsHelp(matrixRunSpecs)}
 `;
 
 /** The HTML report's writer (src/matrix/matrix-html.ts): a self-contained page of a MatrixReport. */
 const htmlReport: ((report: MatrixReport) => string) | undefined = matrixHtml;
 
 function kindsOf(text: string): MatrixKind[] {
-  const kinds = text.split(",").map((k) => k.trim()).filter((k) => k !== "");
+  const kinds = text
+    .split(",")
+    .map((k) => k.trim())
+    .filter((k) => k !== "");
   for (const k of kinds) {
     if ((matrixKinds as readonly string[]).includes(k)) continue;
     const near = nearestName(k, matrixKinds);
-    throw new UsageError(`--kinds: unknown kind ${JSON.stringify(k)}${near ? `; did you mean ${JSON.stringify(near)}?` : ""} (kinds: ${matrixKinds.join(", ")})`);
+    throw new UsageError(
+      `--kinds: unknown kind ${JSON.stringify(k)}${near ? `; did you mean ${JSON.stringify(near)}?` : ""} (kinds: ${matrixKinds.join(", ")})`,
+    );
   }
   return kinds as MatrixKind[];
 }
@@ -87,18 +64,24 @@ function chaosSettings(options: MatrixRunOptions, fromScript: ChaosSettings | un
   const ratesText = options["chaos-rates"];
   if (typeof ratesText === "string") {
     const rates: ChaosSettings["rates"] = {};
-    for (const part of ratesText.split(",").map((p) => p.trim()).filter((p) => p !== "")) {
+    for (const part of ratesText
+      .split(",")
+      .map((p) => p.trim())
+      .filter((p) => p !== "")) {
       const m = /^([a-z]+)=([0-9]*\.?[0-9]+)$/.exec(part);
       if (!m) throw new UsageError(`--chaos-rates: expected KIND=RATE like error=0.2, not ${JSON.stringify(part)}`);
       const kind = m[1] as (typeof chaosRateKinds)[number];
       if (!chaosRateKinds.includes(kind)) {
         const near = nearestName(kind, chaosRateKinds);
-        throw new UsageError(`--chaos-rates: unknown kind ${JSON.stringify(kind)}${near ? `; did you mean ${JSON.stringify(near)}?` : ""} (kinds: ${chaosRateKinds.join(", ")})`);
+        throw new UsageError(
+          `--chaos-rates: unknown kind ${JSON.stringify(kind)}${near ? `; did you mean ${JSON.stringify(near)}?` : ""} (kinds: ${chaosRateKinds.join(", ")})`,
+        );
       }
       const rate = Number(m[2]);
       if (!(rate >= 0 && rate <= 1)) throw new UsageError(`--chaos-rates: ${kind}=${m[2]} is not a rate from 0 to 1`);
       const parts = Math.round(rate * 1e6);
-      if (Math.abs(parts - rate * 1e6) > 1e-6) throw new UsageError(`--chaos-rates: ${kind}=${m[2]} has more than 6 decimals (rates are counted in millionths): use ${parts / 1e6}`);
+      if (Math.abs(parts - rate * 1e6) > 1e-6)
+        throw new UsageError(`--chaos-rates: ${kind}=${m[2]} has more than 6 decimals (rates are counted in millionths): use ${parts / 1e6}`);
       rates[kind] = rate;
     }
     const sum = Object.values(rates).reduce((a, b) => a + (b ?? 0), 0);
@@ -116,7 +99,9 @@ function chaosSettings(options: MatrixRunOptions, fromScript: ChaosSettings | un
 
 function line(p: PlanReport): string {
   const mark = p.verdict === "pass" ? "ok  " : p.verdict === "error" ? "ERR " : "FAIL";
-  const why = p.reasons.map((r) => `\n      [${r.code}] ${r.message}${r.detail ? `\n        ${r.detail.trim().split("\n").slice(0, 6).join("\n        ")}` : ""}`).join("");
+  const why = p.reasons
+    .map((r) => `\n      [${r.code}] ${r.message}${r.detail ? `\n        ${r.detail.trim().split("\n").slice(0, 6).join("\n        ")}` : ""}`)
+    .join("");
   return `${mark} ${p.id}  (${p.name}; exit ${p.exitCodes.map((c) => (c === null ? "signal" : c)).join(",")}${p.restarts > 0 ? `; ${p.restarts} restart${p.restarts === 1 ? "" : "s"}` : ""})${why}\n`;
 }
 
@@ -130,12 +115,15 @@ async function optionsOf(argv: string[]): Promise<{ run: RunMatrixOptions; repor
   const dash = argv.indexOf("--");
   const own = dash < 0 ? argv : argv.slice(0, dash);
   const command = dash < 0 ? [] : argv.slice(dash + 1);
-  const { options, positionals } = resolveOptions(specs, own);
+  const { options, positionals } = resolveOptions(matrixRunSpecs, own);
   if (options["help"]) {
     process.stdout.write(usage);
     return 0;
   }
-  if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? "give the script file" : `give one script file before --, not ${positionals.length} (COMMAND goes after --)`);
+  if (positionals.length !== 1)
+    throw new UsageError(
+      positionals.length === 0 ? "give the script file" : `give one script file before --, not ${positionals.length} (COMMAND goes after --)`,
+    );
   if (command.length === 0) throw new UsageError("give the executor to run after --, like: modelstub matrix run agent.yaml -- python3 agent.py");
   const jobs = intOption(options, "jobs");
   const repeat = intOption(options, "repeat");
@@ -162,7 +150,8 @@ async function optionsOf(argv: string[]): Promise<{ run: RunMatrixOptions; repor
   const seed = intOption(options, "seed");
   if (sample !== undefined && sample < 1) throw new UsageError("--sample must be at least 1");
   if (options["seed"] !== "0" && sample === undefined) throw new UsageError("--seed goes with --sample N");
-  if ((options["chaos-rates"] !== undefined || options["chaos-budget"] !== undefined) && options["chaos-seeds"] === undefined) throw new UsageError("--chaos-rates and --chaos-budget go with --chaos-seeds A..B");
+  if ((options["chaos-rates"] !== undefined || options["chaos-budget"] !== undefined) && options["chaos-seeds"] === undefined)
+    throw new UsageError("--chaos-rates and --chaos-budget go with --chaos-seeds A..B");
   const scriptFile = positionals[0]!;
   const script = await checkScriptFile(scriptFile);
   if (!script) return 1;
@@ -224,6 +213,8 @@ export async function matrixRun(argv: string[]): Promise<number> {
   if (jsonl) await write(jsonl, jsonLines(report));
   if (html && htmlReport) await write(html, htmlReport(report));
   const s = report.summary;
-  process.stderr.write(`modelstub matrix run: ${s.plans} plans (the clean run included): ${s.passed} passed, ${s.failed} failed, ${s.errors} could not run; episodes in ${dirname(report.clean?.episodePath ?? ".")}\n`);
+  process.stderr.write(
+    `modelstub matrix run: ${s.plans} plans (the clean run included): ${s.passed} passed, ${s.failed} failed, ${s.errors} could not run; episodes in ${dirname(report.clean?.episodePath ?? ".")}\n`,
+  );
   return s.failed + s.errors === 0 ? 0 : 3;
 }

@@ -20,11 +20,33 @@ import { formatOptionsHelp, resolveOptions, UsageError, type OptionSpec } from "
 import { checkScriptFile } from "./validate.js";
 
 const specs = [
-  { name: "from-episode", type: "string", arg: "FILE", description: "Fault the calls of this episode of a clean run (.binpb or .json, as `modelstub episode FILE` reads it), one position per call." },
-  { name: "positions", type: "string", arg: "SPEC", description: "Fault these calls: STEP:N or STEP:N-M, comma-separated (`:N` is the main list), like plan:1-3,act:2,:1. With --from-episode, picked among its calls. Default: every call the script answers." },
-  { name: "kinds", type: "string", arg: "LIST", default: "unavailable,timeout", description: `Failure kinds, comma-separated: ${matrixKinds.join(", ")} (break and drop only at streamed calls).` },
+  {
+    name: "from-episode",
+    type: "string",
+    arg: "FILE",
+    description: "Fault the calls of this episode of a clean run (.binpb or .json, as `modelstub episode FILE` reads it), one position per call.",
+  },
+  {
+    name: "positions",
+    type: "string",
+    arg: "SPEC",
+    description:
+      "Fault these calls: STEP:N or STEP:N-M, comma-separated (`:N` is the main list), like plan:1-3,act:2,:1. With --from-episode, picked among its calls. Default: every call the script answers.",
+  },
+  {
+    name: "kinds",
+    type: "string",
+    arg: "LIST",
+    default: "unavailable,timeout",
+    description: `Failure kinds, comma-separated: ${matrixKinds.join(", ")} (break and drop only at streamed calls).`,
+  },
   { name: "pairs", type: "boolean", description: "Two faults per plan: every pair of two distinct positions, with a kind at each." },
-  { name: "clean-positions", type: "boolean", description: "Occurrences count the clean run's calls (`count: clean` on every rule): a pair's second fault strikes the call at its clean-run position, not a retry the first fault caused." },
+  {
+    name: "clean-positions",
+    type: "boolean",
+    description:
+      "Occurrences count the clean run's calls (`count: clean` on every rule): a pair's second fault strikes the call at its clean-run position, not a retry the first fault caused.",
+  },
   { name: "out", type: "string", arg: "DIR", description: "Also write each plan as DIR/<id>.json (DIR is created)." },
   { name: "help", type: "boolean", description: "Print this help." },
 ] as const satisfies readonly OptionSpec[];
@@ -46,7 +68,9 @@ function kindsOf(text: string): MatrixKind[] {
   for (const k of kinds) {
     if ((matrixKinds as readonly string[]).includes(k)) continue;
     const near = nearestName(k, matrixKinds);
-    throw new UsageError(`--kinds: unknown kind ${JSON.stringify(k)}${near ? `; did you mean ${JSON.stringify(near)}?` : ""} (kinds: ${matrixKinds.join(", ")})`);
+    throw new UsageError(
+      `--kinds: unknown kind ${JSON.stringify(k)}${near ? `; did you mean ${JSON.stringify(near)}?` : ""} (kinds: ${matrixKinds.join(", ")})`,
+    );
   }
   const twice = kinds.find((k, i) => kinds.indexOf(k) !== i);
   if (twice) throw new UsageError(`--kinds: ${twice} is given twice`);

@@ -68,7 +68,13 @@ export function resolveOptions<const Specs extends readonly OptionSpec[]>(
     });
   } catch (err) {
     const unknown = /^Unknown option '([^']+)'/.exec((err as Error).message);
-    if (unknown) throw new UsageError(unknownOptionMessage(unknown[1]!, specs.map((s) => s.name)));
+    if (unknown)
+      throw new UsageError(
+        unknownOptionMessage(
+          unknown[1]!,
+          specs.map((s) => s.name),
+        ),
+      );
     throw new UsageError((err as Error).message.replace(/\. To specify a positional argument.*$/, ""));
   }
   const options: Record<string, string | boolean | undefined> = {};
@@ -82,7 +88,7 @@ export function resolveOptions<const Specs extends readonly OptionSpec[]>(
       source = "env";
     }
     if (v === undefined) {
-      v = s.type === "boolean" ? (s.default === "true") : s.default;
+      v = s.type === "boolean" ? s.default === "true" : s.default;
       source = "default";
     }
     sources[s.name] = source;
@@ -110,11 +116,7 @@ export function formatOptionsHelp(specs: readonly OptionSpec[]): string {
   return specs
     .map((s) => {
       const flag = `--${s.name}${s.type === "string" ? ` ${s.arg ?? "VALUE"}` : ""}`;
-      const extra = [
-        s.values ? `one of ${s.values.join(", ")}` : "",
-        s.env ? `env ${s.env}` : "",
-        s.default !== undefined ? `default ${s.default}` : "",
-      ]
+      const extra = [s.values ? `one of ${s.values.join(", ")}` : "", s.env ? `env ${s.env}` : "", s.default !== undefined ? `default ${s.default}` : ""]
         .filter(Boolean)
         .join("; ");
       return `  ${flag}\n      ${s.description}${extra ? ` (${extra})` : ""}`;

@@ -19,18 +19,72 @@ import { errorText } from "../shared/status-error.js";
 const defaultGrpc = "127.0.0.1:50051";
 
 const specs = [
-  { name: "upstream", type: "string", arg: "URL", description: "The real model: an OpenAI-compatible base URL (http://127.0.0.1:8000/v1, https://api.openai.com/v1), or grpc://HOST:PORT for a ModelService (another modelstub, a gateway)." },
+  {
+    name: "upstream",
+    type: "string",
+    arg: "URL",
+    description:
+      "The real model: an OpenAI-compatible base URL (http://127.0.0.1:8000/v1, https://api.openai.com/v1), or grpc://HOST:PORT for a ModelService (another modelstub, a gateway).",
+  },
   { name: "out", type: "string", arg: "FILE", description: "The script written: after every call (atomically) and at shutdown." },
-  { name: "grpc", type: "string", arg: "HOST:PORT", default: defaultGrpc, description: "Where clients call the recorder over gRPC, as `serve --grpc`. Loopback only." },
+  {
+    name: "grpc",
+    type: "string",
+    arg: "HOST:PORT",
+    default: defaultGrpc,
+    description: "Where clients call the recorder over gRPC, as `serve --grpc`. Loopback only.",
+  },
   { name: "http", type: "string", arg: "HOST:PORT", description: "Also serve the HTTP front here, as `serve --http`. Loopback only. Off unless given." },
-  { name: "upstream-key-env", type: "string", arg: "NAME", description: "Read the upstream's API key from this environment variable; it is sent upstream as `authorization: Bearer KEY` and nowhere else." },
-  { name: "model", type: "string", arg: "ID", description: "The model sent upstream when a request names none (and named in those replies, as the script's defaults.model)." },
-  { name: "redact", type: "string", arg: "NAMES", description: "Comma-separated header and JSON field names to keep out of the script (recorded trailers, tool call arguments at any depth)." },
+  {
+    name: "upstream-key-env",
+    type: "string",
+    arg: "NAME",
+    description: "Read the upstream's API key from this environment variable; it is sent upstream as `authorization: Bearer KEY` and nowhere else.",
+  },
+  {
+    name: "model",
+    type: "string",
+    arg: "ID",
+    description: "The model sent upstream when a request names none (and named in those replies, as the script's defaults.model).",
+  },
+  {
+    name: "redact",
+    type: "string",
+    arg: "NAMES",
+    description: "Comma-separated header and JSON field names to keep out of the script (recorded trailers, tool call arguments at any depth).",
+  },
   { name: "keep-chunks", type: "boolean", description: "Keep the upstream stream's text chunks as explicit `chunks` (default: the words rule)." },
-  { name: "latency", type: "boolean", description: "Record each call's observed latency (first byte and per chunk for a stream); default none, so the replay answers at once." },
-  { name: "match", type: "string", arg: "KIND", values: ["readable", "digest", "none"], default: "readable", description: "What each entry keeps of the request it answered, as `request:`, which a replay holds requests to: readable (the last user text, the tool results since the last assistant turn, the tools offered), digest (sha256 of the canonical request), or none (order only, as before)." },
-  { name: "record-mode", type: "string", arg: "MODE", values: ["all", "new-episodes"], default: "all", description: "all: every call goes upstream and --out is written afresh; new-episodes: when --out exists, a request one of its unused entries matches is answered from it (the upstream never sees it), the others go upstream and are recorded after its entries, as vcrpy's new_episodes." },
-  { name: "upstream-timeout", type: "string", arg: "DURATION", default: "60s", description: "A unary call not answered in full by then, or a stream silent that long (before its first byte, or between two reads), is recorded as a timeout: `timeout: true`, or after some chunks a break with DEADLINE_EXCEEDED." },
+  {
+    name: "latency",
+    type: "boolean",
+    description: "Record each call's observed latency (first byte and per chunk for a stream); default none, so the replay answers at once.",
+  },
+  {
+    name: "match",
+    type: "string",
+    arg: "KIND",
+    values: ["readable", "digest", "none"],
+    default: "readable",
+    description:
+      "What each entry keeps of the request it answered, as `request:`, which a replay holds requests to: readable (the last user text, the tool results since the last assistant turn, the tools offered), digest (sha256 of the canonical request), or none (order only, as before).",
+  },
+  {
+    name: "record-mode",
+    type: "string",
+    arg: "MODE",
+    values: ["all", "new-episodes"],
+    default: "all",
+    description:
+      "all: every call goes upstream and --out is written afresh; new-episodes: when --out exists, a request one of its unused entries matches is answered from it (the upstream never sees it), the others go upstream and are recorded after its entries, as vcrpy's new_episodes.",
+  },
+  {
+    name: "upstream-timeout",
+    type: "string",
+    arg: "DURATION",
+    default: "60s",
+    description:
+      "A unary call not answered in full by then, or a stream silent that long (before its first byte, or between two reads), is recorded as a timeout: `timeout: true`, or after some chunks a break with DEADLINE_EXCEEDED.",
+  },
   { name: "help", type: "boolean", description: "Print this help." },
 ] as const satisfies readonly OptionSpec[];
 
@@ -111,7 +165,10 @@ export async function record(argv: string[]): Promise<number> {
     if (http !== undefined) loopback("http", parseHttpAddress(http).host);
     const model = options["model"];
     const timeoutMs = durationOption(options, "upstream-timeout", { example: "60s", allowZero: false });
-    const names = (options["redact"] ?? "").split(",").map((n) => n.trim()).filter((n) => n !== "");
+    const names = (options["redact"] ?? "")
+      .split(",")
+      .map((n) => n.trim())
+      .filter((n) => n !== "");
     let prior: PriorScript | undefined;
     if (options["record-mode"] === "new-episodes" && (await stat(out).catch(() => undefined))) {
       try {
@@ -171,7 +228,9 @@ export async function record(argv: string[]): Promise<number> {
     const unrecorded = recorder.recording.unrecorded;
     if (unrecorded.length > 0) {
       // The script replays what the client got, but that was an error in place of the upstream's answer.
-      process.stderr.write(`modelstub record: ${unrecorded.length} upstream answer${unrecorded.length === 1 ? "" : "s"} could not be recorded (an INTERNAL error stands in, as the client got it):\n`);
+      process.stderr.write(
+        `modelstub record: ${unrecorded.length} upstream answer${unrecorded.length === 1 ? "" : "s"} could not be recorded (an INTERNAL error stands in, as the client got it):\n`,
+      );
       for (const u of unrecorded) process.stderr.write(`  ${u}\n`);
       return 1;
     }

@@ -9,7 +9,15 @@ import { formatOptionsHelp, resolveOptions, UsageError, type OptionSpec } from "
 const specs = [
   { name: "out", type: "string", arg: "FILE", description: "Write the script to FILE (atomically) instead of stdout." },
   { name: "strict", type: "boolean", description: "Exit 1 when the script cannot reproduce the episode byte for byte (it is written all the same)." },
-  { name: "match", type: "string", arg: "KIND", values: ["readable", "digest", "none"], default: "readable", description: "What each entry keeps of the request it answered, as `request:`, which a replay holds requests to: readable (the last user text, the tool results since the last assistant turn, the tools offered), digest (sha256 of the canonical request), or none (order only)." },
+  {
+    name: "match",
+    type: "string",
+    arg: "KIND",
+    values: ["readable", "digest", "none"],
+    default: "readable",
+    description:
+      "What each entry keeps of the request it answered, as `request:`, which a replay holds requests to: readable (the last user text, the tool results since the last assistant turn, the tools offered), digest (sha256 of the canonical request), or none (order only).",
+  },
   { name: "help", type: "boolean", description: "Print this help." },
 ] as const satisfies readonly OptionSpec[];
 
@@ -54,12 +62,13 @@ async function fromEpisode(file: string, out: string | undefined, strict: boolea
       process.stderr.write(`modelstub script: ${(err as Error).message}\n`);
       return 1;
     }
-  }
-  else process.stdout.write(made.text);
+  } else process.stdout.write(made.text);
   for (const p of made.problems) process.stderr.write(`modelstub script: not exact: ${p}\n`);
   if (out !== undefined) {
     const calls = `${episode.calls.length} call${episode.calls.length === 1 ? "" : "s"}`;
-    process.stderr.write(`modelstub script: wrote ${out}: ${calls} of session "${episode.session}"${made.problems.length > 0 ? `, ${made.problems.length} not exact` : ", reproduced exactly"}\n`);
+    process.stderr.write(
+      `modelstub script: wrote ${out}: ${calls} of session "${episode.session}"${made.problems.length > 0 ? `, ${made.problems.length} not exact` : ", reproduced exactly"}\n`,
+    );
   }
   return strict && made.problems.length > 0 ? 1 : 0;
 }

@@ -148,13 +148,26 @@ export async function serve(argv: string[]): Promise<number> {
       throw err;
     }
     const { grpc, http } = fronts;
-    say(`serving script ${JSON.stringify(script.name)} (${script.entryCount} ${script.entryCount === 1 ? "entry" : "entries"}, ${options["clock"]} clock)`, "serving script", {
-      script: script.name,
-      entries: script.entryCount,
-      clock: options["clock"],
+    say(
+      `serving script ${JSON.stringify(script.name)} (${script.entryCount} ${script.entryCount === 1 ? "entry" : "entries"}, ${options["clock"]} clock)`,
+      "serving script",
+      {
+        script: script.name,
+        entries: script.entryCount,
+        clock: options["clock"],
+      },
+    );
+    say(`gRPC listening on ${grpc!.address}${credentials ? " (TLS)" : ""}`, "gRPC listening", {
+      address: grpc!.address,
+      ...addressFields(grpc!.address),
+      tls: Boolean(credentials),
     });
-    say(`gRPC listening on ${grpc!.address}${credentials ? " (TLS)" : ""}`, "gRPC listening", { address: grpc!.address, ...addressFields(grpc!.address), tls: Boolean(credentials) });
-    if (http) say(`HTTP listening on http://${http.address}`, "HTTP listening", { url: `http://${http.address}`, address: http.address, ...addressFields(http.address) });
+    if (http)
+      say(`HTTP listening on http://${http.address}`, "HTTP listening", {
+        url: `http://${http.address}`,
+        address: http.address,
+        ...addressFields(http.address),
+      });
     if (idleTimeoutMs !== undefined) stopEviction = startIdleEviction(stub, idleTimeoutMs, logger);
     if (loopWarnMs > 0) stopLoopReport = startLoopReport(loopWarnMs, logger);
 

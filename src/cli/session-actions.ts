@@ -67,7 +67,10 @@ export const sessionActions: Record<string, SessionAction> = {
       const sessions = await client.listSessions({ timeoutMs });
       if (json) printJson(ListSessionsResponseSchema, create(ListSessionsResponseSchema, { sessions }));
       else if (sessions.length === 0) process.stdout.write("no sessions\n");
-      else process.stdout.write(table([["NAME", "CALLS", "RUNNING", "SCRIPT"], ...sessions.map((s) => [s.name, String(s.calls), String(s.running), s.scriptName])]));
+      else
+        process.stdout.write(
+          table([["NAME", "CALLS", "RUNNING", "SCRIPT"], ...sessions.map((s) => [s.name, String(s.calls), String(s.running), s.scriptName])]),
+        );
       return SessionExit.ok;
     },
   },
@@ -127,7 +130,10 @@ export const sessionActions: Record<string, SessionAction> = {
         ];
         process.stdout.write(`session ${JSON.stringify(session)}: not satisfied: ${why.filter(Boolean).join("; ")}\n`);
         // The summary starts with the entry's place in the script (`entries[0]: reply "one"`).
-        if (res.unused.length > 0) process.stdout.write(table([["LEFT", "ENTRY"], ...res.unused.map((u) => [u.remaining === 0 ? "unlimited" : String(u.remaining), u.summary || u.entry])]));
+        if (res.unused.length > 0)
+          process.stdout.write(
+            table([["LEFT", "ENTRY"], ...res.unused.map((u) => [u.remaining === 0 ? "unlimited" : String(u.remaining), u.summary || u.entry])]),
+          );
         if (res.unstruck.length > 0) process.stdout.write(table([["RULE", "NEVER STRUCK AT"], ...res.unstruck.map((u) => [u.rule, u.at])]));
       }
       return res.satisfied ? SessionExit.ok : SessionExit.unsatisfied;
@@ -138,7 +144,8 @@ export const sessionActions: Record<string, SessionAction> = {
     about: "print SESSION's call events as JSON lines (started, ended) until interrupted",
     async run({ client, args: [session] }) {
       // One JSON object a line, protobuf JSON field names: a harness in any language reads it.
-      const print = (m: Parameters<Parameters<ControlClient["watchSession"]>[1]>[0]) => process.stdout.write(`${toJsonString(WatchSessionResponseSchema, m, { useProtoFieldName: true })}\n`);
+      const print = (m: Parameters<Parameters<ControlClient["watchSession"]>[1]>[0]) =>
+        process.stdout.write(`${toJsonString(WatchSessionResponseSchema, m, { useProtoFieldName: true })}\n`);
       const watch = await client.watchSession(session!, print);
       process.stderr.write(`modelstub session watch: watching session ${JSON.stringify(session)} (Ctrl-C ends)\n`);
       const stop = () => watch.close();

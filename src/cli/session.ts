@@ -75,7 +75,9 @@ export async function session(argv: string[]): Promise<number> {
     return SessionExit.ok;
   }
   if (positionals.length !== action.args.length) {
-    return usageError(`${name} takes ${action.args.length === 0 ? "no arguments" : action.args.join(" ")}, not ${positionals.length === 0 ? "none" : positionals.map((p) => JSON.stringify(p)).join(" ")}`);
+    return usageError(
+      `${name} takes ${action.args.length === 0 ? "no arguments" : action.args.join(" ")}, not ${positionals.length === 0 ? "none" : positionals.map((p) => JSON.stringify(p)).join(" ")}`,
+    );
   }
   const timeoutMs = parseDuration(options["timeout"]);
   if (timeoutMs === undefined) return usageError(`--timeout must be a duration like 10s or 500ms, not ${JSON.stringify(options["timeout"])}`);

@@ -107,7 +107,13 @@ export function startLoopReport(thresholdMs: number, logger: Logger): () => void
     const gcMs = longestGcMs;
     longestGcMs = 0;
     if (longestMs < thresholdMs && longestCpuMs < thresholdMs) return;
-    const period: LoopPeriod = { longest_ms: longestMs, longest_cpu_ms: Math.round(longestCpuMs), ...(noCoreMs === undefined ? {} : { no_core_ms: Math.round(noCoreMs) }), longest_gc_ms: Math.round(gcMs), period_ms: loopReportPeriodMs };
+    const period: LoopPeriod = {
+      longest_ms: longestMs,
+      longest_cpu_ms: Math.round(longestCpuMs),
+      ...(noCoreMs === undefined ? {} : { no_core_ms: Math.round(noCoreMs) }),
+      longest_gc_ms: Math.round(gcMs),
+      period_ms: loopReportPeriodMs,
+    };
     logger.warn("event loop held", { ...period });
   }, loopReportPeriodMs);
   // Never what keeps the process alive.

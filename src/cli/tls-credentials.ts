@@ -23,7 +23,9 @@ async function readTlsFile(flag: string, file: string): Promise<Buffer> {
 function checkCertificate(file: string, pem: Buffer): X509Certificate {
   const text = pem.toString("latin1");
   if (!text.includes("-----BEGIN CERTIFICATE-----")) {
-    const hint = /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(text) ? "it holds a private key: are --tls-cert and --tls-key swapped?" : "no -----BEGIN CERTIFICATE----- line";
+    const hint = /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(text)
+      ? "it holds a private key: are --tls-cert and --tls-key swapped?"
+      : "no -----BEGIN CERTIFICATE----- line";
     throw new TlsFileError(`--tls-cert ${file}: not a PEM certificate (${hint})`);
   }
   try {
@@ -37,7 +39,9 @@ function checkCertificate(file: string, pem: Buffer): X509Certificate {
 function checkPrivateKey(file: string, pem: Buffer): KeyObject {
   const text = pem.toString("latin1");
   if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(text)) {
-    const hint = text.includes("-----BEGIN CERTIFICATE-----") ? "it holds a certificate: are --tls-cert and --tls-key swapped?" : "no -----BEGIN PRIVATE KEY----- line";
+    const hint = text.includes("-----BEGIN CERTIFICATE-----")
+      ? "it holds a certificate: are --tls-cert and --tls-key swapped?"
+      : "no -----BEGIN PRIVATE KEY----- line";
     throw new TlsFileError(`--tls-key ${file}: not a PEM private key (${hint})`);
   }
   try {

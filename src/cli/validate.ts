@@ -5,7 +5,8 @@ import { resolveOptions, UsageError, type OptionSpec } from "./options.js";
 
 const specs = [{ name: "help", type: "boolean", description: "Print this help." }] as const satisfies readonly OptionSpec[];
 
-const usage = "usage: modelstub validate FILE...\n\nChecks script files. Prints each problem as FILE:LINE:COLUMN: FIELD: message (hint); exits 0 when every file is valid, 1 otherwise.\n";
+const usage =
+  "usage: modelstub validate FILE...\n\nChecks script files. Prints each problem as FILE:LINE:COLUMN: FIELD: message (hint); exits 0 when every file is valid, 1 otherwise.\n";
 
 /**
  * Loads and checks one script file, printing its problems to stderr exactly as `validate` does
@@ -58,7 +59,9 @@ export async function validate(argv: string[]): Promise<number> {
         failed++;
         continue;
       }
-      process.stdout.write(`${file}: ok (${script.entryCount} entr${script.entryCount === 1 ? "y" : "ies"} in ${script.lists.size} list${script.lists.size === 1 ? "" : "s"})\n`);
+      process.stdout.write(
+        `${file}: ok (${script.entryCount} entr${script.entryCount === 1 ? "y" : "ies"} in ${script.lists.size} list${script.lists.size === 1 ? "" : "s"})\n`,
+      );
     }
   } finally {
     await compiler.release();

@@ -29,8 +29,27 @@ export interface CallEvent {
 }
 
 /** A call's event as it starts (`started`), or the start of its `ended` event. */
-export function callEvent(kind: CallEvent["kind"], episode: string, sequence: number, step: string, counts: StepCounts, method: CallEvent["method"], fault: ChosenFault | undefined, startMs: number): CallEvent {
-  return { kind, episode, sequence, step, occurrence: counts.occurrence, cleanOccurrence: counts.cleanOccurrence, method, ...(fault ? { fault: { rule: fault.rule, kind: fault.fault.kind, roll: fault.roll } } : {}), startMs };
+export function callEvent(
+  kind: CallEvent["kind"],
+  episode: string,
+  sequence: number,
+  step: string,
+  counts: StepCounts,
+  method: CallEvent["method"],
+  fault: ChosenFault | undefined,
+  startMs: number,
+): CallEvent {
+  return {
+    kind,
+    episode,
+    sequence,
+    step,
+    occurrence: counts.occurrence,
+    cleanOccurrence: counts.cleanOccurrence,
+    method,
+    ...(fault ? { fault: { rule: fault.rule, kind: fault.fault.kind, roll: fault.roll } } : {}),
+    startMs,
+  };
 }
 
 /** A listener of one session's call events; returns nothing, and a throw is its own bug (swallowed). */

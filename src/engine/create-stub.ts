@@ -104,10 +104,14 @@ export function createStub(options: StubOptions): Stub {
     if (!(s instanceof Session)) return s;
     const journal = s.episode;
     if (journal.sequence >= maxEpisodeCalls) {
-      return limitStatus(`session ${JSON.stringify(s.name)} has recorded ${maxEpisodeCalls} ${maxEpisodeCalls === 1 ? "call" : "calls"} (--max-episode-calls); reset it with ControlService.ResetSession`);
+      return limitStatus(
+        `session ${JSON.stringify(s.name)} has recorded ${maxEpisodeCalls} ${maxEpisodeCalls === 1 ? "call" : "calls"} (--max-episode-calls); reset it with ControlService.ResetSession`,
+      );
     }
     if (journal.bytes >= maxEpisodeBytes) {
-      return limitStatus(`the episode of session ${JSON.stringify(s.name)} has recorded ${journal.bytes} bytes, at its limit of ${maxEpisodeBytes} (--max-episode-bytes); reset it with ControlService.ResetSession`);
+      return limitStatus(
+        `the episode of session ${JSON.stringify(s.name)} has recorded ${journal.bytes} bytes, at its limit of ${maxEpisodeBytes} (--max-episode-bytes); reset it with ControlService.ResetSession`,
+      );
     }
     return s;
   };

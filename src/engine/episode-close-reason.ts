@@ -12,6 +12,10 @@ export function closedStatus(session: string, why: EpisodeCloseReason): CallStat
       ? `a new script was loaded into session ${name}`
       : why === "faults"
         ? `a fault plan was set on session ${name}`
-        : why === "reset" ? `session ${name} was reset` : why === "delete" ? `session ${name} was deleted` : `session ${name} was evicted`;
+        : why === "reset"
+          ? `session ${name} was reset`
+          : why === "delete"
+            ? `session ${name} was deleted`
+            : `session ${name} was evicted`;
   return { code: Code.CANCELLED, message: `${what} while this call was running`, trailers: [] };
 }

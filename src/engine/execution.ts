@@ -150,7 +150,6 @@ export class Execution implements RunningCall {
       ? { result: { kind: "aborted", reason }, outcome: Outcome.DEADLINE_EXCEEDED, status: deadlineStatus }
       : { result: { kind: "aborted", reason }, outcome: Outcome.CANCELLED, status: cancelledStatus };
   }
-
 }
 
 /** The abort reason of a call whose episode a reset or reload closed. */

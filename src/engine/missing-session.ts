@@ -25,7 +25,10 @@ export function missingSession(stub: Pick<Stub, "episodeIdOf" | "sessions">, nam
     ? `; did you mean ${JSON.stringify(near)}?`
     : kept.length === 0
       ? "; it keeps none yet"
-      : `; it keeps ${kept.slice(0, namesListed).map((k) => JSON.stringify(k)).join(", ")}${kept.length > namesListed ? ` and ${kept.length - namesListed} more` : ""}`;
+      : `; it keeps ${kept
+          .slice(0, namesListed)
+          .map((k) => JSON.stringify(k))
+          .join(", ")}${kept.length > namesListed ? ` and ${kept.length - namesListed} more` : ""}`;
   const message =
     `no session ${JSON.stringify(name)}: the server keeps no session of that name (a session exists once a call, LoadScript or SetFaultPlan names it, until it is deleted or evicted)${known}${known.endsWith("?") ? "" : "."} ` +
     `To read the empty episode of a session expected to have had no calls, ask with ${optOut}`;

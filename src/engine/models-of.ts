@@ -6,5 +6,16 @@ import type { CompiledScript, DeclaredModel } from "../script/compiled-script.js
  */
 export function modelsOf(script: CompiledScript): DeclaredModel[] {
   if (script.models.length > 0) return script.models;
-  return [{ id: script.defaultModel, name: script.defaultModel, ownedBy: "modelstub", contextLength: 0, inputModalities: ["text"], outputModalities: ["text"], promptPrice: "0", completionPrice: "0" }];
+  return [
+    {
+      id: script.defaultModel,
+      name: script.defaultModel,
+      ownedBy: "modelstub",
+      contextLength: 0,
+      inputModalities: ["text"],
+      outputModalities: ["text"],
+      promptPrice: "0",
+      completionPrice: "0",
+    },
+  ];
 }

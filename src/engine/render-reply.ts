@@ -21,10 +21,7 @@ export interface RenderedReply {
 }
 
 /** One content frame of a stream, before it becomes a wire message. */
-export type StreamChunk =
-  | { kind: "text"; text: string }
-  | { kind: "tool"; index: number; id: string; name: string; arguments: string };
-
+export type StreamChunk = { kind: "text"; text: string } | { kind: "tool"; index: number; id: string; name: string; arguments: string };
 
 /** Renders a compiled reply for one call. */
 export function renderReply(reply: CompiledReply, ctx: TemplateContext, request: GenerateRequest, ids: CallIds): RenderedReply {
@@ -51,7 +48,14 @@ export function renderReply(reply: CompiledReply, ctx: TemplateContext, request:
   const input = reply.usage.input ?? countRequestTokens(request);
   const usage: Usage = { $typeName: "modelstub.v1.Usage", inputTokens: input, outputTokens: output, totalTokens: input + output };
   const message: Message = { $typeName: "modelstub.v1.Message", role: Role.ASSISTANT, content: text, toolCalls, toolCallId: "", name: "" };
-  const response: GenerateResponse = { $typeName: "modelstub.v1.GenerateResponse", id: ids.response, model: ctx.model, message, finishReason: reply.finishReason, usage };
+  const response: GenerateResponse = {
+    $typeName: "modelstub.v1.GenerateResponse",
+    id: ids.response,
+    model: ctx.model,
+    message,
+    finishReason: reply.finishReason,
+    usage,
+  };
   return {
     response,
     textChunks: explicitChunks,

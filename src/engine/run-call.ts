@@ -40,7 +40,14 @@ function notify(log: CallLog, hooks: readonly (((log: CallLog) => void) | undefi
  * The call records into the episode that was open when it started, even when a reset or
  * reload closes that episode meanwhile (the reset cuts the call off and waits for it).
  */
-export async function runCall(session: Session, clock: Clock, input: CallInput, onCall?: (log: CallLog) => void, onEvent?: (event: CallEvent) => void, replayMode?: ReplayMode): Promise<CallResult> {
+export async function runCall(
+  session: Session,
+  clock: Clock,
+  input: CallInput,
+  onCall?: (log: CallLog) => void,
+  onEvent?: (event: CallEvent) => void,
+  replayMode?: ReplayMode,
+): Promise<CallResult> {
   const c = new CallContext(session, clock, input, replayMode);
   const ran = await endingOf(c, onEvent);
   const endMs = c.end();
@@ -160,7 +167,11 @@ function sentTextChunksOf(streamed: RenderedReply | undefined, chunksSent: numbe
   const sent = textChunksBefore(streamed, chunksSent);
   if (ending.outcome === Outcome.STREAM_BROKEN && ending.response) {
     const message = ending.response.message;
-    const derived = derivedSentText(message?.content ?? "", (message?.toolCalls ?? []).map((t) => t.arguments), chunksSent);
+    const derived = derivedSentText(
+      message?.content ?? "",
+      (message?.toolCalls ?? []).map((t) => t.arguments),
+      chunksSent,
+    );
     if (derived && derived.length === sent.length && derived.every((d, i) => d === sent[i])) return [];
   }
   return sent;
@@ -201,7 +212,14 @@ function episodeCallOf(c: CallContext, ending: Ending, endMs: number): EpisodeCa
     entry: c.entryRef,
     request: c.input.request,
     outcome: ending.outcome,
-    status: s ? { $typeName: "modelstub.v1.CallStatus", code: s.code, message: s.message, trailers: s.trailers.map(([key, value]) => ({ $typeName: "modelstub.v1.MetadataEntry", key, value })) } : undefined,
+    status: s
+      ? {
+          $typeName: "modelstub.v1.CallStatus",
+          code: s.code,
+          message: s.message,
+          trailers: s.trailers.map(([key, value]) => ({ $typeName: "modelstub.v1.MetadataEntry", key, value })),
+        }
+      : undefined,
     response: ending.response,
     usage: ending.response?.usage,
     chunksSent: x.chunksSent,

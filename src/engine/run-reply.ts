@@ -17,7 +17,10 @@ export function frameOf(id: string, model: string, chunk: StreamChunk): Generate
     frame:
       chunk.kind === "text"
         ? { case: "textDelta", value: chunk.text }
-        : { case: "toolCallDelta", value: { $typeName: "modelstub.v1.ToolCallDelta", index: chunk.index, id: chunk.id, name: chunk.name, arguments: chunk.arguments } },
+        : {
+            case: "toolCallDelta",
+            value: { $typeName: "modelstub.v1.ToolCallDelta", index: chunk.index, id: chunk.id, name: chunk.name, arguments: chunk.arguments },
+          },
   };
 }
 
@@ -26,7 +29,8 @@ export function frameOf(id: string, model: string, chunk: StreamChunk): Generate
  * before there was one): a status, a dropped link, or a hang until the caller gives up.
  */
 export async function breakEnding(brk: CompiledBreak, x: Execution, response: GenerateResponse | undefined): Promise<Ending> {
-  if (brk.then === "error") return { result: { kind: "status", status: brk.status }, outcome: Outcome.STREAM_BROKEN, status: brk.status, response, streamBreak: StreamBreak.ERROR };
+  if (brk.then === "error")
+    return { result: { kind: "status", status: brk.status }, outcome: Outcome.STREAM_BROKEN, status: brk.status, response, streamBreak: StreamBreak.ERROR };
   if (brk.then === "drop") return { result: { kind: "drop" }, outcome: Outcome.STREAM_BROKEN, response, streamBreak: StreamBreak.DROP };
   try {
     return await x.hang();

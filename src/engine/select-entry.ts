@@ -13,19 +13,28 @@ export interface ReplayCheck {
   mode?: ReplayMode | undefined;
 }
 
-
 /**
  * The refusal of a request that does not match the recording: what differs from `expected`
  * (the entry the mode wanted to answer, or, with none, the nearest), and the recorded entry of
  * the list nearest to the request (fewest differences, unused first, then file order).
  */
-function mismatch(list: CompiledList, used: Uint32Array, facts: RequestFacts, mode: ReplayMode, expected: { entry: CompiledEntry; differences: string[] } | undefined): CallStatus {
+function mismatch(
+  list: CompiledList,
+  used: Uint32Array,
+  facts: RequestFacts,
+  mode: ReplayMode,
+  expected: { entry: CompiledEntry; differences: string[] } | undefined,
+): CallStatus {
   const scored = list.entries
     .map((e, i) => ({ e, i, d: e.request ? e.request.differences(facts) : undefined }))
     .filter((c): c is { e: CompiledEntry; i: number; d: string[] } => c.d !== undefined)
     .sort((a, b) => a.d.length - b.d.length || Number(used[a.i]! >= a.e.limit) - Number(used[b.i]! >= b.e.limit) || a.i - b.i);
   if (!expected && scored[0]?.d.length === 0) {
-    return { code: Code.FAILED_PRECONDITION, message: `the request matches only ${scored[0].e.ref} of ${list.label}, which is already used (replay mode ${mode}): the recording made this request fewer times`, trailers: [] };
+    return {
+      code: Code.FAILED_PRECONDITION,
+      message: `the request matches only ${scored[0].e.ref} of ${list.label}, which is already used (replay mode ${mode}): the recording made this request fewer times`,
+      trailers: [],
+    };
   }
   const against = expected ?? (scored[0] && { entry: scored[0].e, differences: scored[0].d });
   const shown = against ? against.differences.slice(0, 4) : [];
@@ -37,7 +46,10 @@ function mismatch(list: CompiledList, used: Uint32Array, facts: RequestFacts, mo
   let tail = "";
   if (expected && nearest && nearest.d.length < expected.differences.length) {
     const spent = used[nearest.i]! >= nearest.e.limit ? ", already used" : "";
-    tail = nearest.d.length === 0 ? `; nearest recorded entry: ${nearest.e.ref} (matches exactly${spent}: the requests came in another order than recorded)` : `; nearest recorded entry: ${nearest.e.ref} (${nearest.d.length} difference${nearest.d.length === 1 ? "" : "s"}${spent})`;
+    tail =
+      nearest.d.length === 0
+        ? `; nearest recorded entry: ${nearest.e.ref} (matches exactly${spent}: the requests came in another order than recorded)`
+        : `; nearest recorded entry: ${nearest.e.ref} (${nearest.d.length} difference${nearest.d.length === 1 ? "" : "s"}${spent})`;
   } else if (expected) {
     tail = "; no other recorded entry is nearer";
   }
@@ -50,7 +62,6 @@ function mismatch(list: CompiledList, used: Uint32Array, facts: RequestFacts, mo
 
 /** The entry that answers a call, with its regex captures; or the status that answers instead. */
 export type Selection = { entry: CompiledEntry; captures: RegExpExecArray | null } | { status: CallStatus };
-
 
 /** One line about a request, for miss messages. */
 export function summarizeRequest(view: RequestView): string {

@@ -40,8 +40,17 @@ export function verifySession(session: Session | undefined, script: CompiledScri
   }
   const unstruck = unstruckOf(session ? (session.episode.faults?.unreached() ?? []) : (script.faults?.rules ?? []));
   const parts: string[] = [];
-  if (unused.length > 0) parts.push(`${unused.length} scripted entr${unused.length === 1 ? "y was" : "ies were"} not used up: ${unused.map((u) => `${u.summary} (${u.remaining} left)`).join("; ")}`);
-  if (unstruck.length > 0) parts.push(`${unstruck.length} fault rule${unstruck.length === 1 ? "" : "s"} never struck: ${unstruck.map((u) => `${u.rule} at ${u.at}`).join("; ")}`);
-  const message = parts.length === 0 ? (session?.episode.faults ? "every scripted entry was used and every fault rule struck" : "every scripted entry was used") : parts.join("; ");
+  if (unused.length > 0)
+    parts.push(
+      `${unused.length} scripted entr${unused.length === 1 ? "y was" : "ies were"} not used up: ${unused.map((u) => `${u.summary} (${u.remaining} left)`).join("; ")}`,
+    );
+  if (unstruck.length > 0)
+    parts.push(`${unstruck.length} fault rule${unstruck.length === 1 ? "" : "s"} never struck: ${unstruck.map((u) => `${u.rule} at ${u.at}`).join("; ")}`);
+  const message =
+    parts.length === 0
+      ? session?.episode.faults
+        ? "every scripted entry was used and every fault rule struck"
+        : "every scripted entry was used"
+      : parts.join("; ");
   return { satisfied: parts.length === 0, unused, unstruck, message };
 }

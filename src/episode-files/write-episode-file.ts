@@ -105,7 +105,11 @@ async function replaceLink(store: string, session: string, path: string, target:
  * a link shows the same bytes.
  */
 async function linkNames(dir: string, store: string, session: string): Promise<void> {
-  const names = extensions.map((ext) => ({ ext, path: join(dir, `${session}.episode.${ext}`), target: `${storeDirName}/${session}/${session}.episode.${ext}` }));
+  const names = extensions.map((ext) => ({
+    ext,
+    path: join(dir, `${session}.episode.${ext}`),
+    target: `${storeDirName}/${session}/${session}.episode.${ext}`,
+  }));
   // Looked at first (cheap calls), made only when missing: a symbolic link is one of the slower
   // calls on a busy disk, and a session's names are made once.
   const found = await Promise.all(names.map((n) => entryAt(n.path)));
@@ -123,7 +127,11 @@ async function linkNames(dir: string, store: string, session: string): Promise<v
     );
     await placeLink(store, session, join(store, session), adopted);
   }
-  await Promise.all(names.map((n, i) => (found[i]!.kind === "link" && (found[i] as { target: string }).target === n.target ? undefined : placeLink(store, session, n.path, n.target))));
+  await Promise.all(
+    names.map((n, i) =>
+      found[i]!.kind === "link" && (found[i] as { target: string }).target === n.target ? undefined : placeLink(store, session, n.path, n.target),
+    ),
+  );
 }
 
 /**

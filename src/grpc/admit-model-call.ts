@@ -53,7 +53,9 @@ function callLogOf(logger: Logger | undefined, method: "Generate" | "GenerateStr
 }
 
 /** A Generate or GenerateStream call as grpc-js hands it over: its request, a request past a limit, or one of MBs still to decode. */
-export type ModelCall<R> = ServerUnaryCall<R | RequestOverLimit | DeferredRequest, unknown> | ServerWritableStream<R | RequestOverLimit | DeferredRequest, unknown>;
+export type ModelCall<R> =
+  | ServerUnaryCall<R | RequestOverLimit | DeferredRequest, unknown>
+  | ServerWritableStream<R | RequestOverLimit | DeferredRequest, unknown>;
 
 /** A call admitted with a request of MBs not decoded yet: `decode()` (on the call's heavy turn) gives it, admitted, or throws as the decoder does. */
 export interface AdmittedLater<R> {

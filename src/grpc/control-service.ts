@@ -1,3 +1,5 @@
+// Longer than 250 lines because it is the whole ControlService in one place: the admission every
+// control call shares (its token, its session) and each RPC's handler, in one table.
 import { create } from "@bufbuild/protobuf";
 import type { sendUnaryData, ServerUnaryCall, ServerWritableStream, UntypedServiceImplementation } from "@grpc/grpc-js";
 import {
@@ -62,7 +64,10 @@ type ControlCall = ServerUnaryCall<Record<string, unknown>, unknown> | ServerWri
 function admit(call: ControlCall, token: string | undefined): { session: string } | { refused: { code: number; details: string } } {
   if (token !== undefined) {
     const auth = metadataText(call.metadata, "authorization");
-    if (!auth) return { refused: { code: Code.UNAUTHENTICATED, details: "ControlService needs metadata `authorization: Bearer <token>` (the server's --control-token)" } };
+    if (!auth)
+      return {
+        refused: { code: Code.UNAUTHENTICATED, details: "ControlService needs metadata `authorization: Bearer <token>` (the server's --control-token)" },
+      };
     if (!sameToken(auth.replace(/^Bearer\s+/i, ""), token)) return { refused: { code: Code.UNAUTHENTICATED, details: "wrong control token" } };
   }
   const named = call.request["session"];
@@ -91,7 +96,11 @@ function unary(stub: Stub, run: Handler, token: string | undefined) {
       if ("refused" in admitted) return callback(admitted.refused);
       session = admitted.session;
       const result = run(call.request, session);
-      if (result instanceof Promise) result.then((r) => callback(null, r), (err: unknown) => callback(statusOfError(err)));
+      if (result instanceof Promise)
+        result.then(
+          (r) => callback(null, r),
+          (err: unknown) => callback(statusOfError(err)),
+        );
       else callback(null, result);
     } catch (err) {
       callback(statusOfError(err));
@@ -118,7 +127,12 @@ export const exportChunkBytes = 1024 * 1024;
  * cancelled: grpc-js then never calls back a write, so the wait is settled on 'cancelled'. Its
  * listener goes at the end.
  */
-async function writeChunks(call: ServerWritableStream<Record<string, unknown>, unknown>, chunks: Iterable<Uint8Array>, totalBytes: number, calls: number): Promise<void> {
+async function writeChunks(
+  call: ServerWritableStream<Record<string, unknown>, unknown>,
+  chunks: Iterable<Uint8Array>,
+  totalBytes: number,
+  calls: number,
+): Promise<void> {
   let cancelled = call.cancelled;
   const writer = createFrameWriter<ExportEpisodeResponse>(call, (m) => m.chunk.length, exportChunkBytes);
   const onCancel = () => {
@@ -170,35 +184,54 @@ function exportEpisode(stub: Stub, token: string | undefined) {
  * plans are checked by `compiler`, off the serving loop: one too costly is RESOURCE_EXHAUSTED.
  * `watches` holds a function per open WatchSession stream that ends it (for shutdown).
  */
-export function controlServiceHandlers(stub: Stub, token?: string, compiler: ScriptCompiler = compilerPerCall, watches: Set<() => void> = new Set()): UntypedServiceImplementation {
+export function controlServiceHandlers(
+  stub: Stub,
+  token?: string,
+  compiler: ScriptCompiler = compilerPerCall,
+  watches: Set<() => void> = new Set(),
+): UntypedServiceImplementation {
   return {
-    LoadScript: unary(stub, async (r, session) => {
-      // Compile first: an invalid script rejects here and the session keeps its script.
-      const script = await compiler.script(String(r["script"] ?? ""), String(r["sourceName"] || `<script for session ${session}>`));
-      // Answers once the closed episode is recorded (written to --record-dir, when set).
-      await stub.loadScript(session, script);
-      return create(LoadScriptResponseSchema, { entries: script.entryCount });
-    }, token),
-    SetFaultPlan: unary(stub, async (r, session) => {
-      // Checked against the session's script first: an invalid plan rejects here and changes nothing.
-      const plan = await compiler.faultPlan(String(r["plan"] ?? ""), String(r["sourceName"] || `<fault plan for session ${session}>`), () => stub.scriptOf(session));
-      const closedCalls = await stub.setFaultPlan(session, plan);
-      return create(SetFaultPlanResponseSchema, {
-        plan: create(FaultPlanInfoSchema, { name: plan.name, digest: plan.digest, ...(plan.chaos ? { chaosSeed: plan.chaos.seed } : {}) }),
-        closedCalls,
-        rules: plan.rules.length,
-      });
-    }, token),
-    GetEpisode: unary(stub, async (r, session) => {
-      if (!r["allowMissing"]) throwIfMissing(stub, session);
-      const e = stub.episodePieces(session);
-      // bytes_only leaves the decoded copy out: half the size, under default client limits longer.
-      const tooLarge = getEpisodeTooLarge(session, e, !r["bytesOnly"]);
-      if (tooLarge) throw tooLarge;
-      const bytes = await getEpisodeResponseBytes(e, !r["bytesOnly"]);
-      // Never decoded here: the answer is sent as these bytes, whose end is the episode's.
-      return encodedAs(create(GetEpisodeResponseSchema, { episodeBinpb: bytes.subarray(bytes.length - e.size) }), () => bytes);
-    }, token),
+    LoadScript: unary(
+      stub,
+      async (r, session) => {
+        // Compile first: an invalid script rejects here and the session keeps its script.
+        const script = await compiler.script(String(r["script"] ?? ""), String(r["sourceName"] || `<script for session ${session}>`));
+        // Answers once the closed episode is recorded (written to --record-dir, when set).
+        await stub.loadScript(session, script);
+        return create(LoadScriptResponseSchema, { entries: script.entryCount });
+      },
+      token,
+    ),
+    SetFaultPlan: unary(
+      stub,
+      async (r, session) => {
+        // Checked against the session's script first: an invalid plan rejects here and changes nothing.
+        const plan = await compiler.faultPlan(String(r["plan"] ?? ""), String(r["sourceName"] || `<fault plan for session ${session}>`), () =>
+          stub.scriptOf(session),
+        );
+        const closedCalls = await stub.setFaultPlan(session, plan);
+        return create(SetFaultPlanResponseSchema, {
+          plan: create(FaultPlanInfoSchema, { name: plan.name, digest: plan.digest, ...(plan.chaos ? { chaosSeed: plan.chaos.seed } : {}) }),
+          closedCalls,
+          rules: plan.rules.length,
+        });
+      },
+      token,
+    ),
+    GetEpisode: unary(
+      stub,
+      async (r, session) => {
+        if (!r["allowMissing"]) throwIfMissing(stub, session);
+        const e = stub.episodePieces(session);
+        // bytes_only leaves the decoded copy out: half the size, under default client limits longer.
+        const tooLarge = getEpisodeTooLarge(session, e, !r["bytesOnly"]);
+        if (tooLarge) throw tooLarge;
+        const bytes = await getEpisodeResponseBytes(e, !r["bytesOnly"]);
+        // Never decoded here: the answer is sent as these bytes, whose end is the episode's.
+        return encodedAs(create(GetEpisodeResponseSchema, { episodeBinpb: bytes.subarray(bytes.length - e.size) }), () => bytes);
+      },
+      token,
+    ),
     ExportEpisode: exportEpisode(stub, token),
     WatchSession: (call: ServerWritableStream<Record<string, unknown>, unknown>) => {
       const admitted = admit(call, token);
@@ -208,20 +241,28 @@ export function controlServiceHandlers(stub: Stub, token?: string, compiler: Scr
     ResetSession: unary(stub, async (_, session) => create(ResetSessionResponseSchema, { calls: await stub.reset(session) }), token),
     // Answers once the closed episode is recorded, like ResetSession; the slot is free at once.
     DeleteSession: unary(stub, async (_, session) => create(DeleteSessionResponseSchema, { calls: await stub.deleteSession(session) }), token),
-    VerifySession: unary(stub, (r, session) => {
-      if (!r["allowMissing"]) throwIfMissing(stub, session);
-      const v = stub.verify(session);
-      return create(VerifySessionResponseSchema, {
-        satisfied: v.satisfied,
-        message: v.message,
-        unused: v.unused.map((u) => create(UnusedEntrySchema, { entry: u.entry, remaining: Number.isFinite(u.remaining) ? u.remaining : 0, summary: u.summary })),
-        unstruck: v.unstruck.map((u) => create(UnstruckRuleSchema, u)),
-      });
-    }, token),
-    ListSessions: unary(stub, () =>
-      create(ListSessionsResponseSchema, {
-        sessions: stub.sessions().map((s) => create(SessionInfoSchema, { name: s.name, calls: s.calls, running: s.running, scriptName: s.scriptName })),
-      }),
+    VerifySession: unary(
+      stub,
+      (r, session) => {
+        if (!r["allowMissing"]) throwIfMissing(stub, session);
+        const v = stub.verify(session);
+        return create(VerifySessionResponseSchema, {
+          satisfied: v.satisfied,
+          message: v.message,
+          unused: v.unused.map((u) =>
+            create(UnusedEntrySchema, { entry: u.entry, remaining: Number.isFinite(u.remaining) ? u.remaining : 0, summary: u.summary }),
+          ),
+          unstruck: v.unstruck.map((u) => create(UnstruckRuleSchema, u)),
+        });
+      },
+      token,
+    ),
+    ListSessions: unary(
+      stub,
+      () =>
+        create(ListSessionsResponseSchema, {
+          sessions: stub.sessions().map((s) => create(SessionInfoSchema, { name: s.name, calls: s.calls, running: s.running, scriptName: s.scriptName })),
+        }),
       token,
     ),
   };

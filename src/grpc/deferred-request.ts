@@ -33,5 +33,9 @@ export function deferringLarge(decode: RequestDecoder): RequestDecoder {
  */
 export function undecodableStatus(err: unknown): CallStatus {
   const detailed = (process.env["GRPC_NODE_DEBUG_SEND_ERROR_DETAILS"] ?? "false") === "true";
-  return { code: Code.INTERNAL, message: detailed ? `Error deserializing request: ${err instanceof Error ? err.message : String(err)}` : "Error deserializing request", trailers: [] };
+  return {
+    code: Code.INTERNAL,
+    message: detailed ? `Error deserializing request: ${err instanceof Error ? err.message : String(err)}` : "Error deserializing request",
+    trailers: [],
+  };
 }

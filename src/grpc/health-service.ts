@@ -56,7 +56,10 @@ export function createHealthState(initial: "SERVING" | "NOT_SERVING" = "SERVING"
       server.addService(serviceDefinition(Health), {
         Check(call: ServerUnaryCall<HealthCheckRequest, HealthCheckResponse>, callback: sendUnaryData<HealthCheckResponse>) {
           if (!known.has(call.request.service)) {
-            return callback({ code: Code.NOT_FOUND, details: `unknown service ${JSON.stringify(call.request.service)}; known: ${[...known].map((k) => JSON.stringify(k)).join(", ")}` });
+            return callback({
+              code: Code.NOT_FOUND,
+              details: `unknown service ${JSON.stringify(call.request.service)}; known: ${[...known].map((k) => JSON.stringify(k)).join(", ")}`,
+            });
           }
           callback(null, response(status));
         },

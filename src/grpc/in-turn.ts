@@ -5,7 +5,11 @@ import { heavyRequestBytes, heavyTurn, messageChars } from "../shared/heavy-turn
  * calls of other sessions are served between heavy ones; a call the client cancelled while it
  * waited does not run (grpc-js has ended it). `onError`: what a throw of `run` becomes.
  */
-export function inTurn(call: { request: { messages: readonly { content: string }[] }; cancelled: boolean }, run: () => void, onError: (err: unknown) => void): void {
+export function inTurn(
+  call: { request: { messages: readonly { content: string }[] }; cancelled: boolean },
+  run: () => void,
+  onError: (err: unknown) => void,
+): void {
   if (messageChars(call.request) < heavyRequestBytes) return run();
   heavyTurn()
     .then(() => {

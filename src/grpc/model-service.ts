@@ -146,7 +146,11 @@ function runAdmitted<R>(
  * GenerateStream's answer: frames through a frame writer (back-pressure: maxUnwrittenBytes),
  * then the end, the status, or the drop once the frames before it are written.
  */
-function streamAnswer(call: ServerWritableStream<unknown, GenerateStreamResponse>, header: EpisodeHeader, fail: (e: { code: number; details: string }) => void): Answer {
+function streamAnswer(
+  call: ServerWritableStream<unknown, GenerateStreamResponse>,
+  header: EpisodeHeader,
+  fail: (e: { code: number; details: string }) => void,
+): Answer {
   const writer = createFrameWriter<GenerateStreamResponse>(call, frameBytes, maxUnwrittenBytes);
   const drop = async () => {
     // Frames handed to grpc-js but not yet to HTTP/2: the drop waits for them, so the
@@ -218,7 +222,9 @@ export function modelServiceHandlers(stub: Stub, logger?: Logger): UntypedServic
         const admitted = admit(call, "GenerateStream", logger, fail);
         if (!admitted) return;
         const asGenerate = (a: Admitted<GenerateStreamRequest>): Admitted<GenerateRequest> => ({ ...a, request: asGenerateRequest(a.request) });
-        runAdmitted(stub, call, "decode" in admitted ? { decode: () => asGenerate(admitted.decode()) } : asGenerate(admitted), "stream", fail, (header) => streamAnswer(call, header, fail));
+        runAdmitted(stub, call, "decode" in admitted ? { decode: () => asGenerate(admitted.decode()) } : asGenerate(admitted), "stream", fail, (header) =>
+          streamAnswer(call, header, fail),
+        );
       } catch (err) {
         fail(internal(err));
       }

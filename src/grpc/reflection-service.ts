@@ -97,7 +97,16 @@ const pass = (bytes: Buffer) => bytes;
 /** A reflection version's service whose handler loads @grpc/reflection when first called. */
 function lazyService(version: string): ServiceDefinition {
   const path = `/grpc.reflection.${version}.ServerReflection/ServerReflectionInfo`;
-  const method = { path, requestStream: true, responseStream: true, requestSerialize: pass, requestDeserialize: pass, responseSerialize: pass, responseDeserialize: pass, originalName: "serverReflectionInfo" };
+  const method = {
+    path,
+    requestStream: true,
+    responseStream: true,
+    requestSerialize: pass,
+    requestDeserialize: pass,
+    responseSerialize: pass,
+    responseDeserialize: pass,
+    originalName: "serverReflectionInfo",
+  };
   return { ServerReflectionInfo: method } as ServiceDefinition;
 }
 

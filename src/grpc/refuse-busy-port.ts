@@ -12,7 +12,12 @@ export function refuseBusyPort(host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once("error", (err: NodeJS.ErrnoException) => {
-      if (err.code === "EADDRINUSE") reject(Object.assign(new Error(`${host}:${port} is in use (EADDRINUSE): another process listens there; pick another port, or 0 for a free one`), { code: err.code }));
+      if (err.code === "EADDRINUSE")
+        reject(
+          Object.assign(new Error(`${host}:${port} is in use (EADDRINUSE): another process listens there; pick another port, or 0 for a free one`), {
+            code: err.code,
+          }),
+        );
       // Anything else (an unknown host, an address not on this machine) is for the bind to report.
       else resolve();
     });

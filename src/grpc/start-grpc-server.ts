@@ -105,12 +105,10 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   // Requests past the request limits are refused before they are decoded (limit-request.ts);
   // the rest are decoded by hand, fromBinary's result exactly (wire/decode-generate-request.ts).
   server.addService(
-    serviceDefinition(
-      ModelService,
-      { Generate: sendResponse, GenerateStream: sendStreamFrame },
-      modelRequestChecks(),
-      { Generate: deferringLarge(decodeGenerateRequest), GenerateStream: deferringLarge(decodeGenerateStreamRequest) },
-    ),
+    serviceDefinition(ModelService, { Generate: sendResponse, GenerateStream: sendStreamFrame }, modelRequestChecks(), {
+      Generate: deferringLarge(decodeGenerateRequest),
+      GenerateStream: deferringLarge(decodeGenerateStreamRequest),
+    }),
     modelServiceHandlers(options.stub, options.logger),
   );
   // Held until close(): LoadScript and SetFaultPlan check their texts in its worker.
@@ -126,10 +124,12 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
       server.bindAsync(address, options.credentials ?? ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
     });
   // A busy port is refused before grpc-js logs its own line about it (refuse-busy-port.ts).
-  const port = await refuseBusyPort(host, splitAddress(address).port).then(bind).catch(async (err: unknown) => {
-    await compiler.release();
-    throw err;
-  });
+  const port = await refuseBusyPort(host, splitAddress(address).port)
+    .then(bind)
+    .catch(async (err: unknown) => {
+      await compiler.release();
+      throw err;
+    });
   // Deadlines are judged on the caller's timeline: the loop watch measures the stalls between.
   const unwatch = watchLoop();
   // The script was loaded before the server was created: bound means ready.

@@ -53,7 +53,10 @@ export function streamWatch(stub: Stub, session: string, call: ServerWritableStr
   stop = stub.watch(session, (e) => {
     if (unread >= maxUnreadWatchEvents) {
       end();
-      call.emit("error", { code: Code.RESOURCE_EXHAUSTED, details: `WatchSession: ${maxUnreadWatchEvents} events were left unread; read the stream as it comes` });
+      call.emit("error", {
+        code: Code.RESOURCE_EXHAUSTED,
+        details: `WatchSession: ${maxUnreadWatchEvents} events were left unread; read the stream as it comes`,
+      });
       return;
     }
     write(watchMessageOf(e));

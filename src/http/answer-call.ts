@@ -121,11 +121,7 @@ export async function answerCall(stub: Stub, res: ServerResponse, call: DialectC
     .finally(() => res.off("close", onClose));
   // No call log: the stub refused the call before running it (draining, a cap), and it is in
   // no episode; the log line still says who was refused and why.
-  const fields: Partial<HttpRequestLog> = log
-    ? ranCallFields(log)
-    : result.kind === "status"
-      ? refused(result.status.code, result.status.message)
-      : {};
+  const fields: Partial<HttpRequestLog> = log ? ranCallFields(log) : result.kind === "status" ? refused(result.status.code, result.status.message) : {};
   try {
     // The engine hands over the final frame without waiting on it: its events (the Responses
     // API's repeat the whole reply) go as the reader takes them, before the answer ends.

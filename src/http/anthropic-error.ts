@@ -57,5 +57,9 @@ export function anthropicErrorOf(status: CallStatus, id?: string): HttpError {
   const requestId = id === undefined ? null : requestIdOf(id);
   const e = httpErrorOf(status, (parts) => anthropicErrorShape({ ...parts, requestId }));
   if (status.code !== Code.UNAVAILABLE || httpStatusOf(status.trailers) !== undefined) return e;
-  return { ...e, status: overloadedStatus, body: anthropicErrorShape({ status: overloadedStatus, message: status.message, type: "", param: null, code: null, requestId }) };
+  return {
+    ...e,
+    status: overloadedStatus,
+    body: anthropicErrorShape({ status: overloadedStatus, message: status.message, type: "", param: null, code: null, requestId }),
+  };
 }

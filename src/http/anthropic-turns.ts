@@ -25,7 +25,7 @@ function unsupportedBlock(param: string, type: string, where: string): never {
 
 /** The type of a content block, which every block must name. */
 function blockType(b: Obj, param: string): string {
-  if (b["type"] === undefined) missing(`${param}.type`, "the block's type, like \"text\"");
+  if (b["type"] === undefined) missing(`${param}.type`, 'the block\'s type, like "text"');
   return stringAt(b["type"], `${param}.type`);
 }
 
@@ -118,7 +118,8 @@ export function turnMessages(v: unknown, param: string): Message[] {
   const m = objectAt(v, param);
   if (m["role"] === undefined) missing(`${param}.role`, "user or assistant");
   const role = stringAt(m["role"], `${param}.role`);
-  if (role !== "user" && role !== "assistant" && role !== "system") invalid(`${param}.role`, `expected user or assistant (or system), got ${quoteClipped(role)}`);
+  if (role !== "user" && role !== "assistant" && role !== "system")
+    invalid(`${param}.role`, `expected user or assistant (or system), got ${quoteClipped(role)}`);
   if (m["content"] === undefined || m["content"] === null) missing(`${param}.content`, "a string or a list of content blocks");
   const content = m["content"];
   const at = `${param}.content`;

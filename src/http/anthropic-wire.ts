@@ -185,7 +185,14 @@ export class MessageStreamWriter {
         yield* sseEvent("message_delta", {
           type: "message_delta",
           delta: { stop_reason: stopReasonOf(finishReason), stop_sequence: null, stop_details: null, container: null },
-          usage: { input_tokens: u.input_tokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: u.output_tokens, output_tokens_details: null, server_tool_use: null },
+          usage: {
+            input_tokens: u.input_tokens,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 0,
+            output_tokens: u.output_tokens,
+            output_tokens_details: null,
+            server_tool_use: null,
+          },
         });
         return;
       }

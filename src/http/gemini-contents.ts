@@ -12,7 +12,8 @@ const unreadParts = ["inlineData", "fileData", "executableCode", "codeExecutionR
 /** The one kind of data a part carries; a part must carry one. */
 function partKind(p: Obj, param: string): "text" | "functionCall" | "functionResponse" {
   for (const k of unreadParts) {
-    if (p[k] !== undefined && p[k] !== null) invalid(`${param}.${k}`, "modelstub reads text, functionCall and functionResponse parts only (media and server-run code are not simulated)");
+    if (p[k] !== undefined && p[k] !== null)
+      invalid(`${param}.${k}`, "modelstub reads text, functionCall and functionResponse parts only (media and server-run code are not simulated)");
   }
   if (p["functionCall"] !== undefined && p["functionCall"] !== null) return "functionCall";
   if (p["functionResponse"] !== undefined && p["functionResponse"] !== null) return "functionResponse";
@@ -86,7 +87,7 @@ function userContent(parts: unknown[], param: string): Message[] {
     const kind = partKind(part, p);
     if (kind === "text") texts.push(textOf(part, p));
     else if (kind === "functionResponse") out.push(toolResultOf(part["functionResponse"], `${p}.functionResponse`));
-    else invalid(`${p}.functionCall`, "a functionCall belongs in a content of role \"model\"");
+    else invalid(`${p}.functionCall`, 'a functionCall belongs in a content of role "model"');
   });
   if (texts.length > 0) out.push(create(MessageSchema, { role: Role.USER, content: texts.join("") }));
   return out;
@@ -103,7 +104,7 @@ function modelContent(parts: unknown[], param: string): Message {
     // Thoughts are the model's own; the engine has no reasoning to match or replay.
     if (kind === "text" && part["thought"] !== true) texts.push(textOf(part, p));
     else if (kind === "functionCall") calls.push(toolCallOf(part["functionCall"], `${p}.functionCall`));
-    else if (kind === "functionResponse") invalid(`${p}.functionResponse`, "a functionResponse belongs in a content of role \"user\"");
+    else if (kind === "functionResponse") invalid(`${p}.functionResponse`, 'a functionResponse belongs in a content of role "user"');
   });
   const init: MessageInitShape<typeof MessageSchema> = { role: Role.ASSISTANT, content: texts.join("") };
   if (calls.length > 0) init.toolCalls = calls;

@@ -100,7 +100,9 @@ export class GeminiStreamWriter {
       }
       case "final": {
         const parts = this.take();
-        yield* geminiEvent(responseOf(f.id, f.model, parts.length > 0 ? parts : [emptyText], { reason: f.frame.value.finishReason, usage: f.frame.value.usage }));
+        yield* geminiEvent(
+          responseOf(f.id, f.model, parts.length > 0 ? parts : [emptyText], { reason: f.frame.value.finishReason, usage: f.frame.value.usage }),
+        );
         return;
       }
       case undefined:

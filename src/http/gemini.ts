@@ -77,7 +77,13 @@ export function geminiDialect({ model, stream }: GeminiCall, sse: boolean): Http
     shape: geminiErrorShape,
     read(body) {
       if (stream && !sse) {
-        return { error: { message: "alt: modelstub streams generateContent as server-sent events only: add ?alt=sse to the URL (the SDKs do)", param: "alt", code: "invalid_value" } };
+        return {
+          error: {
+            message: "alt: modelstub streams generateContent as server-sent events only: add ?alt=sse to the URL (the SDKs do)",
+            param: "alt",
+            code: "invalid_value",
+          },
+        };
       }
       const parsed = parseGeminiRequest(body, model);
       if ("error" in parsed) return parsed;

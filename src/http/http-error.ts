@@ -104,12 +104,22 @@ export function httpErrorOf(status: CallStatus, shape: ErrorShape = openAiErrorS
     // A value HTTP cannot carry (a newline, say) is left out rather than failing the answer.
     .filter(([k, v]) => !reserved.has(k) && k !== httpStatusTrailer && headerValue.test(v))
     .map(([k, v]): [string, string] => [k, v]);
-  return { status: m.status, headers, message: status.message, body: shape({ status: m.status, message: status.message, type: m.type, param: null, code: m.code }) };
+  return {
+    status: m.status,
+    headers,
+    message: status.message,
+    body: shape({ status: m.status, message: status.message, type: m.type, param: null, code: m.code }),
+  };
 }
 
 /** A 400 for a request modelstub cannot read, naming the field at fault. */
 export function badRequestError(bad: { message: string; param: string | null; code: string }, shape: ErrorShape = openAiErrorShape): HttpError {
-  return { status: 400, headers: [], message: bad.message, body: shape({ status: 400, message: bad.message, type: "invalid_request_error", param: bad.param, code: bad.code }) };
+  return {
+    status: 400,
+    headers: [],
+    message: bad.message,
+    body: shape({ status: 400, message: bad.message, type: "invalid_request_error", param: bad.param, code: bad.code }),
+  };
 }
 
 /** An error of the HTTP front itself (unknown route, wrong method, body too large). */

@@ -20,7 +20,12 @@ export interface TurnNames {
  * own, as in chat completions; so is the system prompt, the first engine message). `countsOf`
  * counts one turn. Refuses the first limit passed.
  */
-export function limitTurns(list: readonly unknown[], countsOf: (turn: unknown) => { messages: number; toolCalls: number }, names: TurnNames, hasSystem: boolean): void {
+export function limitTurns(
+  list: readonly unknown[],
+  countsOf: (turn: unknown) => { messages: number; toolCalls: number },
+  names: TurnNames,
+  hasSystem: boolean,
+): void {
   let messages = hasSystem ? 1 : 0;
   let calls = 0;
   list.forEach((turn, i) => {

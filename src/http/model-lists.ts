@@ -5,7 +5,9 @@ import { createdEpoch } from "./openai-wire.js";
 export function declaredModels(script: CompiledScript): DeclaredModel[] {
   if (script.models.length > 0) return script.models;
   const id = script.defaultModel;
-  return [{ id, name: id, ownedBy: "modelstub", contextLength: 0, inputModalities: ["text"], outputModalities: ["text"], promptPrice: "0", completionPrice: "0" }];
+  return [
+    { id, name: id, ownedBy: "modelstub", contextLength: 0, inputModalities: ["text"], outputModalities: ["text"], promptPrice: "0", completionPrice: "0" },
+  ];
 }
 
 /** One model in OpenAI's shape; `created` is the fixed epoch, never the wall clock. */
@@ -26,7 +28,8 @@ const supportedParameters = ["max_tokens", "seed", "stop", "temperature", "tool_
  * comma-separated list of modalities, or `all` (also the default here) for every model.
  */
 export function catalogModelList(script: CompiledScript, outputModalities: string | null): object {
-  const wanted = outputModalities === null || outputModalities === "" || outputModalities === "all" ? undefined : outputModalities.split(",").map((s) => s.trim());
+  const wanted =
+    outputModalities === null || outputModalities === "" || outputModalities === "all" ? undefined : outputModalities.split(",").map((s) => s.trim());
   const models = declaredModels(script).filter((m) => !wanted || m.outputModalities.some((o) => wanted.includes(o)));
   return {
     data: models.map((m) => ({

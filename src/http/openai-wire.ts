@@ -108,7 +108,10 @@ export class ChunkWriter {
       case "toolCallDelta": {
         const d = f.frame.value;
         // The first delta of a call names it; later ones carry only the index and a fragment.
-        const call = d.id !== "" || d.name !== "" ? { index: d.index, id: d.id, type: "function", function: { name: d.name, arguments: d.arguments } } : { index: d.index, function: { arguments: d.arguments } };
+        const call =
+          d.id !== "" || d.name !== ""
+            ? { index: d.index, id: d.id, type: "function", function: { name: d.name, arguments: d.arguments } }
+            : { index: d.index, function: { arguments: d.arguments } };
         yield* this.chunk(f.id, f.model, { tool_calls: [call] }, null);
         return;
       }

@@ -6,7 +6,24 @@ import { textContentAt, turnCounts, turnMessages } from "./anthropic-turns.js";
 import { limitTurns } from "./limit-turns.js";
 import { parseJsonBody } from "./parse-json-body.js";
 import type { BodyLimits } from "./scan-json-body.js";
-import { booleanAt, invalid, isObject, kindOf, limitCount, missing, numberAt, objectAt, optional, Refusal, stopSequencesAt, stringAt, uint32At, wrongType, type BadRequest, type Obj } from "./refusal.js";
+import {
+  booleanAt,
+  invalid,
+  isObject,
+  kindOf,
+  limitCount,
+  missing,
+  numberAt,
+  objectAt,
+  optional,
+  Refusal,
+  stopSequencesAt,
+  stringAt,
+  uint32At,
+  wrongType,
+  type BadRequest,
+  type Obj,
+} from "./refusal.js";
 
 /** An Anthropic Messages request, as the engine's GenerateRequest plus whether to stream. */
 export interface AnthropicRequest {
@@ -18,7 +35,11 @@ function toolAt(v: unknown, param: string) {
   const t = objectAt(v, param);
   // Server tools (web_search_20250305, bash_20250124, ...) run on Anthropic's side: nothing here runs them.
   const type = optional(t, "type", stringAt, `${param}.type`);
-  if (type !== undefined && type !== "custom") invalid(`${param}.type`, `modelstub offers custom tools only ({name, description, input_schema}), not ${quoteClipped(type)}: server tools are not simulated`);
+  if (type !== undefined && type !== "custom")
+    invalid(
+      `${param}.type`,
+      `modelstub offers custom tools only ({name, description, input_schema}), not ${quoteClipped(type)}: server tools are not simulated`,
+    );
   if (t["name"] === undefined) missing(`${param}.name`, "the tool's name");
   if (t["input_schema"] === undefined) missing(`${param}.input_schema`, "the JSON Schema of the tool's input, an object");
   return create(ToolSchema, {
@@ -49,7 +70,12 @@ function samplingOf(body: Obj, countOnly: boolean) {
 }
 
 /** Anthropic's names in a refusal of the turn limits (limit-turns.ts). */
-const turnNames = { list: "messages", blocks: "content", toolCalls: "tool_use blocks", messages: "messages, counting each tool_result block and the system prompt as one" };
+const turnNames = {
+  list: "messages",
+  blocks: "content",
+  toolCalls: "tool_use blocks",
+  messages: "messages, counting each tool_result block and the system prompt as one",
+};
 
 /** The request limits (engine/request-limits.ts), before anything is built from the lists. */
 function checkLimits(list: unknown[], tools: unknown, hasSystem: boolean): void {
@@ -59,7 +85,8 @@ function checkLimits(list: unknown[], tools: unknown, hasSystem: boolean): void 
 
 function parseBody(body: unknown, countOnly: boolean): AnthropicRequest {
   if (!isObject(body)) throw new Refusal({ message: `the request body must be a JSON object, got ${kindOf(body)}`, param: null, code: "invalid_type" });
-  if (body["model"] === undefined || body["model"] === null) missing("model", "the model to answer as, like \"claude-sonnet-4-5\" (any id: the script decides what it means)");
+  if (body["model"] === undefined || body["model"] === null)
+    missing("model", 'the model to answer as, like "claude-sonnet-4-5" (any id: the script decides what it means)');
   const model = stringAt(body["model"], "model");
   if (body["messages"] === undefined || body["messages"] === null) missing("messages", 'a list of turns, like [{"role":"user","content":"hi"}]');
   const list = body["messages"];

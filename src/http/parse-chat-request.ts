@@ -1,13 +1,6 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { quoteClipped } from "../shared/clip-text.js";
-import {
-  GenerateRequestSchema,
-  MessageSchema,
-  Role,
-  ToolCallSchema,
-  ToolSchema,
-  type GenerateRequest,
-} from "../../gen/modelstub/v1/model_pb.js";
+import { GenerateRequestSchema, MessageSchema, Role, ToolCallSchema, ToolSchema, type GenerateRequest } from "../../gen/modelstub/v1/model_pb.js";
 import { requestLimits } from "../engine/request-limits.js";
 import { parseJsonBody } from "./parse-json-body.js";
 import { samplingOf } from "./sampling-of.js";
@@ -70,7 +63,10 @@ function toolCallAt(v: unknown, param: string) {
   return create(ToolCallSchema, {
     id: c["id"] === undefined ? missing(`${param}.id`, "the id of the tool call") : stringAt(c["id"], `${param}.id`),
     name: fn["name"] === undefined ? missing(`${param}.function.name`, "the tool's name") : stringAt(fn["name"], `${param}.function.name`),
-    arguments: fn["arguments"] === undefined ? missing(`${param}.function.arguments`, "the arguments as a JSON text") : stringAt(fn["arguments"], `${param}.function.arguments`),
+    arguments:
+      fn["arguments"] === undefined
+        ? missing(`${param}.function.arguments`, "the arguments as a JSON text")
+        : stringAt(fn["arguments"], `${param}.function.arguments`),
   });
 }
 
@@ -88,7 +84,10 @@ function messageAt(v: unknown, param: string) {
   const init: MessageInitShape<typeof MessageSchema> = { role, content: content ?? "" };
   if (toolCalls.length > 0) init.toolCalls = toolCalls.map((c, i) => toolCallAt(c, `${param}.tool_calls[${i}]`));
   if (role === Role.TOOL) {
-    init.toolCallId = m["tool_call_id"] === undefined ? missing(`${param}.tool_call_id`, "the id of the tool call this result answers") : stringAt(m["tool_call_id"], `${param}.tool_call_id`);
+    init.toolCallId =
+      m["tool_call_id"] === undefined
+        ? missing(`${param}.tool_call_id`, "the id of the tool call this result answers")
+        : stringAt(m["tool_call_id"], `${param}.tool_call_id`);
   }
   const name = optional(m, "name", stringAt, `${param}.name`);
   if (name !== undefined) init.name = name;
@@ -131,7 +130,7 @@ function parseBody(body: unknown): ChatRequest {
   if (!isObject(body)) {
     throw new Refusal({ message: `the request body must be a JSON object, got ${kindOf(body)}`, param: null, code: "invalid_type" });
   }
-  if (body["messages"] === undefined || body["messages"] === null) missing("messages", "a list of messages, like [{\"role\":\"user\",\"content\":\"hi\"}]");
+  if (body["messages"] === undefined || body["messages"] === null) missing("messages", 'a list of messages, like [{"role":"user","content":"hi"}]');
   const list = body["messages"];
   if (!Array.isArray(list)) wrongType("messages", "a list of messages", list);
   if (list.length === 0) invalid("messages", "expected at least one message");

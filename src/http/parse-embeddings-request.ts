@@ -46,7 +46,8 @@ function parseBody(body: unknown): EmbeddingsRequest {
   const input = inputAt(body["input"]);
   const dimensions = optional(body, "dimensions", dimensionsAt);
   const over = embedLimitProblem(input.length, dimensions ?? defaultEmbedDimensions);
-  if (over) throw new Refusal({ message: over.message, param: over.param, code: over.param === "input" && input.length > 0 ? "too_many_items" : "invalid_value" });
+  if (over)
+    throw new Refusal({ message: over.message, param: over.param, code: over.param === "input" && input.length > 0 ? "too_many_items" : "invalid_value" });
   const encoding = optional(body, "encoding_format", encodingAt) ?? "float";
   // `user` is read for its type and not kept: it names the caller, not the request.
   optional(body, "user", stringAt);

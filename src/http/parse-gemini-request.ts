@@ -1,15 +1,51 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { GenerateRequestSchema, MessageSchema, Role, SamplingParamsSchema, ToolSchema, type GenerateRequest, type Tool } from "../../gen/modelstub/v1/model_pb.js";
+import {
+  GenerateRequestSchema,
+  MessageSchema,
+  Role,
+  SamplingParamsSchema,
+  ToolSchema,
+  type GenerateRequest,
+  type Tool,
+} from "../../gen/modelstub/v1/model_pb.js";
 import { requestLimits } from "../engine/request-limits.js";
 import { quoteClipped } from "../shared/clip-text.js";
 import { contentCounts, contentMessages, systemText } from "./gemini-contents.js";
 import { limitTurns } from "./limit-turns.js";
 import { parseJsonBody } from "./parse-json-body.js";
 import type { BodyLimits } from "./scan-json-body.js";
-import { invalid, isObject, kindOf, limitCount, missing, numberAt, objectAt, optional, Refusal, seedAt, stopSequencesAt, stringAt, uint32At, wrongType, type BadRequest, type Obj } from "./refusal.js";
+import {
+  invalid,
+  isObject,
+  kindOf,
+  limitCount,
+  missing,
+  numberAt,
+  objectAt,
+  optional,
+  Refusal,
+  seedAt,
+  stopSequencesAt,
+  stringAt,
+  uint32At,
+  wrongType,
+  type BadRequest,
+  type Obj,
+} from "./refusal.js";
 
 /** Tool fields of tools that run on Google's side: nothing here runs them. */
-const serverTools = ["googleSearch", "googleSearchRetrieval", "codeExecution", "urlContext", "googleMaps", "fileSearch", "computerUse", "mcpServers", "retrieval", "enterpriseWebSearch"];
+const serverTools = [
+  "googleSearch",
+  "googleSearchRetrieval",
+  "codeExecution",
+  "urlContext",
+  "googleMaps",
+  "fileSearch",
+  "computerUse",
+  "mcpServers",
+  "retrieval",
+  "enterpriseWebSearch",
+];
 
 /** One function declaration as the engine's tool: its schema's JSON text, as a gRPC client and chat completions write the same object. */
 function declarationAt(v: unknown, param: string): Tool {
@@ -30,9 +66,16 @@ function toolsOf(list: unknown[]): Tool[] {
   return list.flatMap((v, i) => {
     const t = objectAt(v, `tools[${i}]`);
     for (const k of serverTools) {
-      if (t[k] !== undefined && t[k] !== null) invalid(`tools[${i}].${k}`, `modelstub offers function declarations only, not ${quoteClipped(k)}: tools that run on Google's side are not simulated`);
+      if (t[k] !== undefined && t[k] !== null)
+        invalid(`tools[${i}].${k}`, `modelstub offers function declarations only, not ${quoteClipped(k)}: tools that run on Google's side are not simulated`);
     }
-    const declarations = optional(t, "functionDeclarations", (x, p) => (Array.isArray(x) ? x : wrongType(p, "a list of function declarations", x)), `tools[${i}].functionDeclarations`) ?? [];
+    const declarations =
+      optional(
+        t,
+        "functionDeclarations",
+        (x, p) => (Array.isArray(x) ? x : wrongType(p, "a list of function declarations", x)),
+        `tools[${i}].functionDeclarations`,
+      ) ?? [];
     return declarations.map((d, j) => declarationAt(d, `tools[${i}].functionDeclarations[${j}]`));
   });
 }
@@ -59,7 +102,12 @@ function samplingOf(body: Obj) {
 }
 
 /** Gemini's names in a refusal of the turn limits (limit-turns.ts). */
-const turnNames = { list: "contents", blocks: "parts", toolCalls: "functionCall parts", messages: "messages, counting each functionResponse part and the system instruction as one" };
+const turnNames = {
+  list: "contents",
+  blocks: "parts",
+  toolCalls: "functionCall parts",
+  messages: "messages, counting each functionResponse part and the system instruction as one",
+};
 
 /** The request limits (engine/request-limits.ts), before anything is built from the lists. */
 function checkLimits(list: unknown[], tools: unknown, hasSystem: boolean): void {

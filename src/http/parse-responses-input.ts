@@ -103,7 +103,12 @@ export function inputMessages(list: unknown[], items: ItemLookup = () => undefin
   list.forEach((v, i) => {
     const param = `input[${i}]`;
     const item = objectAt(v, param);
-    const type = item["type"] === undefined || item["type"] === null ? (item["role"] !== undefined ? "message" : missing(`${param}.type`, `the item's type: one of ${itemTypes}`)) : stringAt(item["type"], `${param}.type`);
+    const type =
+      item["type"] === undefined || item["type"] === null
+        ? item["role"] !== undefined
+          ? "message"
+          : missing(`${param}.type`, `the item's type: one of ${itemTypes}`)
+        : stringAt(item["type"], `${param}.type`);
     switch (type) {
       case "message": {
         const m = messageOf(item, param);

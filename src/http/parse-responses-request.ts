@@ -6,7 +6,23 @@ import { parseJsonBody } from "./parse-json-body.js";
 import { samplingOf } from "./sampling-of.js";
 import type { BodyLimits } from "./scan-json-body.js";
 import { inputMessages, type ItemLookup } from "./parse-responses-input.js";
-import { booleanAt, invalid, isObject, kindOf, limitCount, missing, numberAt, objectAt, optional, Refusal, stringAt, uint32At, wrongType, type BadRequest, type Obj } from "./refusal.js";
+import {
+  booleanAt,
+  invalid,
+  isObject,
+  kindOf,
+  limitCount,
+  missing,
+  numberAt,
+  objectAt,
+  optional,
+  Refusal,
+  stringAt,
+  uint32At,
+  wrongType,
+  type BadRequest,
+  type Obj,
+} from "./refusal.js";
 
 /**
  * What a response object repeats of its request (the SDK's `Response` type requires most of
@@ -46,7 +62,8 @@ function refuseStateful(body: Obj): void {
   if (body["previous_response_id"] != null) unsupported("previous_response_id", `modelstub keeps no responses; ${whole}`);
   if (body["conversation"] != null) unsupported("conversation", `modelstub keeps no conversations; ${whole}`);
   if (body["prompt"] != null) unsupported("prompt", "modelstub has no stored prompt templates; send instructions and input instead");
-  if (optional(body, "background", booleanAt) === true) unsupported("background", "modelstub answers in the request itself (unary or streamed), never in the background");
+  if (optional(body, "background", booleanAt) === true)
+    unsupported("background", "modelstub answers in the request itself (unary or streamed), never in the background");
 }
 
 function toolAt(v: unknown, param: string): { tool: Tool; echo: object } {
@@ -66,7 +83,6 @@ function toolAt(v: unknown, param: string): { tool: Tool; echo: object } {
     echo: { type: "function", name, description: description ?? null, parameters: parameters ?? null, strict: strict ?? null },
   };
 }
-
 
 function messagesOf(body: Obj, instructions: string | undefined, items: ItemLookup): Message[] {
   const input = body["input"];
@@ -118,7 +134,15 @@ function parseBody(body: unknown, items: ItemLookup): ResponsesRequest {
   if (tools.length > 0) init.tools = tools.map((t) => t.tool);
   const sampling = samplingOf(body, ["max_output_tokens"]);
   if (sampling) init.sampling = sampling;
-  return { request: create(GenerateRequestSchema, init), stream, echo: echoOf(body, instructions, tools.map((t) => t.echo)) };
+  return {
+    request: create(GenerateRequestSchema, init),
+    stream,
+    echo: echoOf(
+      body,
+      instructions,
+      tools.map((t) => t.echo),
+    ),
+  };
 }
 
 /**

@@ -3,7 +3,18 @@ import type { DialectStream } from "./dialect.js";
 import type { HttpError } from "./http-error.js";
 import { JoinedText, jsonPieces } from "./json-pieces.js";
 import type { ResponseEcho } from "./parse-responses-request.js";
-import { functionCallItem, functionCallItemId, incompleteReason, lastItemStatus, messageItem, messageItemId, outputItems, responseObject, textPart, type ItemStatus } from "./responses-wire.js";
+import {
+  functionCallItem,
+  functionCallItemId,
+  incompleteReason,
+  lastItemStatus,
+  messageItem,
+  messageItemId,
+  outputItems,
+  responseObject,
+  textPart,
+  type ItemStatus,
+} from "./responses-wire.js";
 
 /** A tool call as the stream has it so far: its arguments in the fragments they came in. */
 interface StreamedCall {
@@ -74,7 +85,12 @@ export class ResponsesEventWriter implements DialectStream {
     if (this.call < 0) return;
     const index = this.calls.length - 1;
     const c = this.calls[index]!;
-    yield* this.event("response.function_call_arguments.done", { item_id: functionCallItemId(this.engineId, index), output_index: this.call, name: c.name, arguments: c.arguments });
+    yield* this.event("response.function_call_arguments.done", {
+      item_id: functionCallItemId(this.engineId, index),
+      output_index: this.call,
+      name: c.name,
+      arguments: c.arguments,
+    });
     yield* this.event("response.output_item.done", { output_index: this.call, item: functionCallItem(this.engineId, index, c, status) });
     this.call = -1;
   }
@@ -88,7 +104,10 @@ export class ResponsesEventWriter implements DialectStream {
       this.calls.push({ id: d.id, name: d.name, arguments: new JoinedText() });
       this.call = this.items++;
       const index = this.calls.length - 1;
-      yield* this.event("response.output_item.added", { output_index: this.call, item: functionCallItem(this.engineId, index, this.calls[index]!, "in_progress") });
+      yield* this.event("response.output_item.added", {
+        output_index: this.call,
+        item: functionCallItem(this.engineId, index, this.calls[index]!, "in_progress"),
+      });
     }
     if (d.arguments === "") return;
     const index = this.calls.length - 1;
@@ -112,7 +131,13 @@ export class ResponsesEventWriter implements DialectStream {
         if (f.frame.value === "") return;
         if (this.message < 0) yield* this.openMessage();
         const delta = this.text.add(f.frame.value);
-        yield* this.event("response.output_text.delta", { item_id: messageItemId(this.engineId), output_index: this.message, content_index: 0, delta, logprobs: [] });
+        yield* this.event("response.output_text.delta", {
+          item_id: messageItemId(this.engineId),
+          output_index: this.message,
+          content_index: 0,
+          delta,
+          logprobs: [],
+        });
         return;
       }
       case "toolCallDelta":

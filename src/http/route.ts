@@ -161,7 +161,11 @@ export interface Routed {
 }
 
 /** Answers a request that passed the checks by its path: a model call in one of the dialects, or the model lists; resolves with its log fields. */
-export async function route(stub: Stub, { req, res, url, session, step, drops, processingComments }: Routed, maxBody: number): Promise<Partial<HttpRequestLog>> {
+export async function route(
+  stub: Stub,
+  { req, res, url, session, step, drops, processingComments }: Routed,
+  maxBody: number,
+): Promise<Partial<HttpRequestLog>> {
   const path = servedPath(url.pathname);
   // Gemini's model is a segment of its path: a dialect per call, for that model.
   const gemini = geminiCallOf(path);
@@ -188,7 +192,12 @@ export async function route(stub: Stub, { req, res, url, session, step, drops, p
       await heavyTurn();
       if (req.socket.destroyed) return { status: 499 };
     }
-    return model.handle(stub, res, body, { session, step, drops: { tracker: drops, body: read.digest, retryCount: retryCountOf(headerText(req, "x-stainless-retry-count")) }, processingComments });
+    return model.handle(stub, res, body, {
+      session,
+      step,
+      drops: { tracker: drops, body: read.digest, retryCount: retryCountOf(headerText(req, "x-stainless-retry-count")) },
+      processingComments,
+    });
   }
   const script = stub.scriptOf(session);
   const geminiBase = geminiModelsBase(path, headerText(req, "x-goog-api-client") !== "" || headerText(req, "x-goog-api-key") !== "");
@@ -232,7 +241,8 @@ function geminiModels(res: ServerResponse, method: string | undefined, script: C
   const id = decodeURIComponent(path.slice(base.length + 1));
   const declared = declaredModels(script).find((m) => m.id === id);
   if (!declared) {
-    sendError(res, frontError(404, `the script declares no model ${quoteClipped(id)}; GET ${base} lists the ones it does`, "model_not_found", [], geminiErrorShape));
+    const message = `the script declares no model ${quoteClipped(id)}; GET ${base} lists the ones it does`;
+    sendError(res, frontError(404, message, "model_not_found", [], geminiErrorShape));
     return { status: 404 };
   }
   sendJson(res, 200, geminiModel(declared));

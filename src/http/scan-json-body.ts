@@ -145,7 +145,11 @@ export function scanJsonBody(text: string, limits: BodyLimits, depthLimit = maxJ
     if (++values > valuesLimit) {
       const at = here(depth);
       const what = "JSON values (objects, lists, strings, numbers, booleans and nulls, at every level)";
-      return { message: `${overLimitMessage("the request body", `more than ${valuesLimit}`, what, valuesLimit, "in a request")}; value ${valuesLimit + 1} is ${at || "the body"}`, param: at || null, code: "too_many_items" };
+      return {
+        message: `${overLimitMessage("the request body", `more than ${valuesLimit}`, what, valuesLimit, "in a request")}; value ${valuesLimit + 1} is ${at || "the body"}`,
+        param: at || null,
+        code: "too_many_items",
+      };
     }
     return undefined;
   };
@@ -176,7 +180,11 @@ export function scanJsonBody(text: string, limits: BodyLimits, depthLimit = maxJ
       if (refusal) return refusal;
       if (depth >= depthLimit) {
         const at = here(depth);
-        return { message: `the request body nests objects and lists deeper than ${depthLimit} levels (at ${at || "the top"})`, param: at || null, code: "invalid_value" };
+        return {
+          message: `the request body nests objects and lists deeper than ${depthLimit} levels (at ${at || "the top"})`,
+          param: at || null,
+          code: "invalid_value",
+        };
       }
       const list = c === 91;
       let m = depth === 0 ? everyLimit : 0;

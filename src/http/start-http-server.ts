@@ -103,7 +103,16 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     const episode = stub.episodeIdOf(session);
     if (episode !== undefined) setAnswerHeader(res, episodeHeader, episode);
     // A refused session name or step can be any length: the log keeps as much of it as the error message.
-    const base: HttpRequestLog = { method: req.method ?? "", path, status: 0, session: session.slice(0, 140), step: step.slice(0, 140), entry: "", outcome: "", declaredMs: 0 };
+    const base: HttpRequestLog = {
+      method: req.method ?? "",
+      path,
+      status: 0,
+      session: session.slice(0, 140),
+      step: step.slice(0, 140),
+      entry: "",
+      outcome: "",
+      declaredMs: 0,
+    };
     // Refusals before routing speak the dialect of the path asked for (Anthropic's on /v1/messages).
     const shape = errorShapeOf(path);
     const denied = unauthorized(req, options.token, shape, "url" in target ? target.url.searchParams : undefined);

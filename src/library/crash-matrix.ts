@@ -48,7 +48,10 @@ export function matrixPositions(episode: Episode | Uint8Array): MatrixPosition[]
   return positionsFromEpisode(episode instanceof Uint8Array ? fromBinary(EpisodeSchema, episode) : episode);
 }
 
-function resolve(script: CompiledScript, options: CrashMatrixOptions): { positions: readonly MatrixPosition[]; kinds: readonly MatrixKind[]; pairs: boolean; cleanPositions: boolean } {
+function resolve(
+  script: CompiledScript,
+  options: CrashMatrixOptions,
+): { positions: readonly MatrixPosition[]; kinds: readonly MatrixKind[]; pairs: boolean; cleanPositions: boolean } {
   const given = typeof options.positions === "string" ? parsePositions(options.positions) : options.positions;
   const recorded = options.episode !== undefined ? matrixPositions(options.episode) : undefined;
   // Both: the positions are picked among the episode's calls, which give their methods.

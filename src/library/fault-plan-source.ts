@@ -14,7 +14,12 @@ export type FaultPlanObject = z.input<typeof FaultPlanSchema>;
 export type FaultPlanSource = string | FaultPlanObject | CompiledFaultPlan;
 
 function isCompiledPlan(source: FaultPlanSource): source is CompiledFaultPlan {
-  return typeof source === "object" && source !== null && typeof (source as Partial<CompiledFaultPlan>).digest === "string" && Array.isArray((source as CompiledFaultPlan).rules);
+  return (
+    typeof source === "object" &&
+    source !== null &&
+    typeof (source as Partial<CompiledFaultPlan>).digest === "string" &&
+    Array.isArray((source as CompiledFaultPlan).rules)
+  );
 }
 
 /**
@@ -26,7 +31,11 @@ export function compilePlanSource(source: FaultPlanSource, file: string, script?
   if (typeof source === "string") return loadFaultPlanText(source, file, script);
   if (isCompiledPlan(source)) {
     const problems = script ? checkPlanSteps(source, script) : [];
-    if (problems.length > 0) throw new ScriptError(problems.map((p) => ({ file, line: 0, column: 0, path: p.path.join("."), message: p.message, hint: p.hint })), "fault plan");
+    if (problems.length > 0)
+      throw new ScriptError(
+        problems.map((p) => ({ file, line: 0, column: 0, path: p.path.join("."), message: p.message, hint: p.hint })),
+        "fault plan",
+      );
     return source;
   }
   return loadFaultPlanText(jsonTextOf(source, file, "fault plan"), file, script);
@@ -51,4 +60,3 @@ export async function compilePlanSourceOffLoop(source: FaultPlanSource, file: st
 export function loadFaultPlan(source: string | FaultPlanObject, file = typeof source === "string" ? "<fault plan>" : "<fault plan object>"): CompiledFaultPlan {
   return compilePlanSource(source, file);
 }
-

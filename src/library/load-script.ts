@@ -17,4 +17,3 @@ import { compileSource, type ScriptSource } from "./script-source.js";
 export function loadScript(source: string | ScriptSource, file?: string): CompiledScript {
   return compileSource(source, file);
 }
-

@@ -59,7 +59,18 @@ export function jsonTextOf(source: object, file: string, what: "script" | "fault
     return JSON.stringify(source, null, 2) ?? "";
   } catch (err) {
     const hint = `a ${what === "script" ? "script" : "plan"} object holds only texts, numbers, booleans, lists and plain objects`;
-    throw new ScriptError([{ file, line: 0, column: 0, path: "", message: `the ${what === "script" ? "script" : "plan"} object cannot be read as JSON: ${(err as Error).message}`, hint }], what);
+    throw new ScriptError(
+      [
+        {
+          file,
+          line: 0,
+          column: 0,
+          path: "",
+          message: `the ${what === "script" ? "script" : "plan"} object cannot be read as JSON: ${(err as Error).message}`,
+          hint,
+        },
+      ],
+      what,
+    );
   }
 }
-

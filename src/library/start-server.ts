@@ -144,7 +144,10 @@ export async function startServer(options: StartServerOptions = {}): Promise<Stu
   const logger = createLogger({ level: options.logLevel ?? "warn", format: options.logFormat ?? "text" });
   let recorder = noRecorder;
   if (options.recordDir) {
-    const [{ prepareRecordDir }, { createRecorder }] = await Promise.all([import("../episode-files/prepare-record-dir.js"), import("../episode-files/create-recorder.js")]);
+    const [{ prepareRecordDir }, { createRecorder }] = await Promise.all([
+      import("../episode-files/prepare-record-dir.js"),
+      import("../episode-files/create-recorder.js"),
+    ]);
     // Checked before anything listens: a directory that cannot be written refuses the start,
     // rather than every episode being lost at close().
     await prepareRecordDir(options.recordDir);
@@ -164,9 +167,18 @@ export async function startServer(options: StartServerOptions = {}): Promise<Stu
   const callRecordOf = options.http !== undefined ? (await import("../http/http-log.js")).callRecordOf : undefined;
   const fronts = await startFronts({
     stub,
-    ...(grpcAddress !== undefined ? { grpc: { address: grpcAddress, controlToken: token, logger, channelOptions: { "grpc.max_receive_message_length": maxMessageBytes } } } : {}),
+    ...(grpcAddress !== undefined
+      ? { grpc: { address: grpcAddress, controlToken: token, logger, channelOptions: { "grpc.max_receive_message_length": maxMessageBytes } } }
+      : {}),
     ...(options.http !== undefined
-      ? { http: { address: options.http, log: (r) => logger.call(callRecordOf!(r)), maxBodyBytes: maxMessageBytes, token: isLoopbackHost(httpServer!.parseHttpAddress(options.http).host) ? undefined : token } }
+      ? {
+          http: {
+            address: options.http,
+            log: (r) => logger.call(callRecordOf!(r)),
+            maxBodyBytes: maxMessageBytes,
+            token: isLoopbackHost(httpServer!.parseHttpAddress(options.http).host) ? undefined : token,
+          },
+        }
       : {}),
   }).catch((err: unknown) => {
     // Say which address: a busy port is refused before grpc-js binds (refuse-busy-port.ts).
@@ -179,11 +191,20 @@ export async function startServer(options: StartServerOptions = {}): Promise<Stu
   let closing: Promise<void> | undefined;
   const shutdown = async (graceMs: number): Promise<void> => {
     // `modelstub serve`'s shutdown; the ports from client() close with the fronts.
-    const { failed } = await shutdownGracefully({ stub, fronts, recorder, graceMs, afterFrontsClosed: () => {
+    const { failed } = await shutdownGracefully({
+      stub,
+      fronts,
+      recorder,
+      graceMs,
+      afterFrontsClosed: () => {
         for (const c of clients) c.close();
-      } });
+      },
+    });
     logger.flush();
-    if (failed > 0) throw new Error(`modelstub: ${failed} episode${failed === 1 ? "" : "s"} could not be written to ${options.recordDir} (see the "cannot record episode" lines on stderr)`);
+    if (failed > 0)
+      throw new Error(
+        `modelstub: ${failed} episode${failed === 1 ? "" : "s"} could not be written to ${options.recordDir} (see the "cannot record episode" lines on stderr)`,
+      );
   };
 
   return {

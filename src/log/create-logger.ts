@@ -84,7 +84,9 @@ function callJson(r: CallRecord): string {
 }
 
 /** A line waiting for the end of the event-loop turn, not yet formatted: fields, or a call's record. */
-type Queued = { level: Level; msg: string; fields: Record<string, unknown>; call?: undefined } | { level: "info"; msg: "call"; fields?: undefined; call: CallRecord };
+type Queued =
+  | { level: Level; msg: string; fields: Record<string, unknown>; call?: undefined }
+  | { level: "info"; msg: "call"; fields?: undefined; call: CallRecord };
 
 /** Creates a logger writing `format` lines at `level` and above to `sink`. */
 export function createLogger(options: { level?: LogLevel; format?: LogFormat; sink?: LogSink } = {}): Logger {
@@ -123,9 +125,11 @@ export function createLogger(options: { level?: LogLevel; format?: LogFormat; si
       setImmediate(flush).unref();
     }
   };
-  const at = (level: Level) => (message: string, fields: Record<string, unknown> = {}) => {
-    if (rank[level] >= threshold) emit({ level, msg: message, fields });
-  };
+  const at =
+    (level: Level) =>
+    (message: string, fields: Record<string, unknown> = {}) => {
+      if (rank[level] >= threshold) emit({ level, msg: message, fields });
+    };
   return {
     call(record) {
       if (rank.info < threshold) return;

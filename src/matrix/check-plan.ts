@@ -49,4 +49,3 @@ export async function checkGolden(dir: string, id: string, run: PlanRun, update:
   const diff = episodeDifference(fromBinary(EpisodeSchema, golden), run.episode) ?? "the bytes differ, every field is equal (unknown fields or encoding)";
   return { code: "golden", message: `the episode differs from the golden ${file}`, detail: `golden vs this run: ${diff}` };
 }
-

@@ -60,7 +60,9 @@ export function parseExpectations(text: string, file: string): ExpectationsInput
   const r = ExpectationsSchema.safeParse(value ?? {});
   if (!r.success) {
     const issue = r.error.issues[0]!;
-    throw new Error(`${file}: ${issue.path.join(".") || "(root)"}: ${issue.message} (expected {kinds: {KIND: {exit, final_reply, retry}}, plans: {ID: {...}}})`);
+    throw new Error(
+      `${file}: ${issue.path.join(".") || "(root)"}: ${issue.message} (expected {kinds: {KIND: {exit, final_reply, retry}}, plans: {ID: {...}}})`,
+    );
   }
   return r.data;
 }

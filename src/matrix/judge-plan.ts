@@ -79,23 +79,36 @@ export function judgeRun(plan: RunnerPlan, run: PlanRun, expect: Expectation, cl
     const want = expect.exit === "nonzero" ? "a nonzero exit (the executor gives up on this fault)" : `exit ${expect.exit}`;
     reasons.push({ code: "exit-code", message: `COMMAND ended with ${exitWords(last.exitCode)}, expected ${want}`, detail: last.output });
   }
-  for (const rule of run.crashesMissed) reasons.push({ code: "crash-not-reached", message: `the crash at ${rule} never arrived: COMMAND made no call there, so nothing was killed` });
+  for (const rule of run.crashesMissed)
+    reasons.push({ code: "crash-not-reached", message: `the crash at ${rule} never arrived: COMMAND made no call there, so nothing was killed` });
   if (expect.final_reply === "clean" && clean && !last.timedOut) {
     const want = finalReply(clean);
     const got = finalReply(run.episode);
     if (want && !(got && replyText(got) === replyText(want))) {
-      reasons.push({ code: "final-reply", message: "the episode's last reply is not the clean run's", detail: `clean run: ${replyText(want)}\nthis run:  ${got ? replyText(got) : "no reply at all"}` });
+      reasons.push({
+        code: "final-reply",
+        message: "the episode's last reply is not the clean run's",
+        detail: `clean run: ${replyText(want)}\nthis run:  ${got ? replyText(got) : "no reply at all"}`,
+      });
     }
   }
   const retried = retriedAfterFault(run.episode);
   if (expect.retry === "forbidden" && retried) {
-    reasons.push({ code: "retried", message: `COMMAND retried after a non-retryable fault: call ${retried.sequence} on step ${JSON.stringify(retried.step)} failed, and a later call asked the same step` });
+    reasons.push({
+      code: "retried",
+      message: `COMMAND retried after a non-retryable fault: call ${retried.sequence} on step ${JSON.stringify(retried.step)} failed, and a later call asked the same step`,
+    });
   }
-  if (expect.retry === "required" && !retried && plan.faults.length > 0) reasons.push({ code: "not-retried", message: "no call followed the faulted call on its step: COMMAND did not retry" });
+  if (expect.retry === "required" && !retried && plan.faults.length > 0)
+    reasons.push({ code: "not-retried", message: "no call followed the faulted call on its step: COMMAND did not retry" });
   if (clean) {
     const before = toolRuns(clean);
     for (const [tool, n] of toolRuns(run.episode)) {
-      if (n > (before.get(tool) ?? 0)) reasons.push({ code: "side-effect-twice", message: `the tool call ${tool} ran ${n} times (its result came back under ${n} tool-call ids), ${before.get(tool) ?? 0} in the clean run: a side effect ran again (after a restart, or a retry of the whole task)` });
+      if (n > (before.get(tool) ?? 0))
+        reasons.push({
+          code: "side-effect-twice",
+          message: `the tool call ${tool} ran ${n} times (its result came back under ${n} tool-call ids), ${before.get(tool) ?? 0} in the clean run: a side effect ran again (after a restart, or a retry of the whole task)`,
+        });
     }
   }
   return reasons;

@@ -37,7 +37,14 @@ export interface RunnerPlanOptions {
 export type ChaosSettings = Omit<NonNullable<FaultPlanInput["chaos"]>, "seed">;
 
 /** The plan with no faults every matrix run starts with: the reference for final replies. */
-export const cleanPlan: RunnerPlan = { id: "clean", name: "the clean run (no faults)", kind: "clean", plan: { version: 1, name: "clean", rules: [] }, faults: [], crashRules: [] };
+export const cleanPlan: RunnerPlan = {
+  id: "clean",
+  name: "the clean run (no faults)",
+  kind: "clean",
+  plan: { version: 1, name: "clean", rules: [] },
+  faults: [],
+  crashRules: [],
+};
 
 /** Parses `A..B` (or `A`) into a seed range; throws an Error naming the problem. */
 export function parseSeedRange(text: string): { from: number; to: number } {
@@ -63,7 +70,13 @@ export const defaultChaos: ChaosSettings = { rates: { error: 0.1, timeout: 0.1 }
 export function samplePlans<T extends { id: string }>(plans: readonly T[], n: number, seed = 0): T[] {
   if (n >= plans.length) return [...plans];
   const rank = (id: string) => createHash("sha256").update(`${seed}\0${id}`).digest("hex");
-  const kept = new Set(plans.map((p) => ({ p, r: rank(p.id) })).sort((a, b) => (a.r < b.r ? -1 : a.r > b.r ? 1 : 0)).slice(0, n).map((x) => x.p));
+  const kept = new Set(
+    plans
+      .map((p) => ({ p, r: rank(p.id) }))
+      .sort((a, b) => (a.r < b.r ? -1 : a.r > b.r ? 1 : 0))
+      .slice(0, n)
+      .map((x) => x.p),
+  );
   return plans.filter((p) => kept.has(p));
 }
 
@@ -77,7 +90,10 @@ export function runnerPlans(options: RunnerPlanOptions): RunnerPlan[] {
   if (options.kinds.length > 0 && options.positions.length > 0) {
     for (const m of eachMatrixPlan(options)) {
       const rules = m.plan.rules ?? [];
-      const faults: ReportFault[] = rules.map((r) => ({ kind: kindOfRule(m.id, rules.indexOf(r)), position: { step: r.at.step ?? "", occurrence: r.at.occurrence ?? 1 } }));
+      const faults: ReportFault[] = rules.map((r) => ({
+        kind: kindOfRule(m.id, rules.indexOf(r)),
+        position: { step: r.at.step ?? "", occurrence: r.at.occurrence ?? 1 },
+      }));
       const crashRules = faults.flatMap((f, i) => (f.kind === "crash" ? [`rules[${i}]`] : []));
       const kind = faults.length > 1 ? "pair" : crashRules.length > 0 ? "crash" : "single";
       out.push({ id: m.id, name: m.name, kind, plan: m.plan, faults, crashRules });

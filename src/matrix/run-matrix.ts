@@ -1,3 +1,5 @@
+// Longer than 250 lines because it is the runner's one loop: a plan's run (set the plan, run
+// COMMAND, fetch and judge the episode), the list of plans, and the jobs that run them at once.
 import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -99,11 +101,16 @@ async function runOne(r: Runner, plan: RunnerPlan): Promise<{ report: PlanReport
     }
     const first = runs[0]!;
     const reasons = judgeRun(plan, first, expectationOf(plan, r.options.expect), plan.kind === "clean" ? undefined : r.clean);
-    for (const u of unstruck) reasons.push({ code: "not-struck", message: `the plan's ${u.rule} never struck (at ${u.at}): COMMAND made no such call, so the fault tested nothing` });
+    for (const u of unstruck)
+      reasons.push({ code: "not-struck", message: `the plan's ${u.rule} never struck (at ${u.at}): COMMAND made no such call, so the fault tested nothing` });
     runs.slice(1).forEach((run, i) => {
       if (Buffer.compare(Buffer.from(run.bytes), Buffer.from(first.bytes)) === 0) return;
       const diff = episodeDifference(first.episode, run.episode) ?? "the bytes differ, every field is equal";
-      reasons.push({ code: "nondeterministic", message: `run ${i + 2} of ${repeat} recorded a different episode than run 1: COMMAND is nondeterministic under this plan`, detail: `run 1 vs run ${i + 2}: ${diff}` });
+      reasons.push({
+        code: "nondeterministic",
+        message: `run ${i + 2} of ${repeat} recorded a different episode than run 1: COMMAND is nondeterministic under this plan`,
+        detail: `run 1 vs run ${i + 2}: ${diff}`,
+      });
     });
     if (r.options.golden) {
       const g = await checkGolden(r.options.golden, plan.id, first, r.options.updateGolden === true);
@@ -113,7 +120,12 @@ async function runOne(r: Runner, plan: RunnerPlan): Promise<{ report: PlanReport
     await writeFile(episodePath, episodeJson(first.episode));
     if (r.options.checkHook) {
       const hook = await runHook(r.options.checkHook, hookEnv(r.ctx, plan, session, workdir, episodePath), r.options.cwd);
-      if (hook.code !== 0) reasons.push({ code: "check-hook", message: `the check hook ended with ${hook.code === null ? "a signal" : `exit ${hook.code}`}`, detail: hook.output });
+      if (hook.code !== 0)
+        reasons.push({
+          code: "check-hook",
+          message: `the check hook ended with ${hook.code === null ? "a signal" : `exit ${hook.code}`}`,
+          detail: hook.output,
+        });
     }
     const report: PlanReport = {
       ...base,
@@ -129,7 +141,16 @@ async function runOne(r: Runner, plan: RunnerPlan): Promise<{ report: PlanReport
     return { report, episode: first.episode };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    const report: PlanReport = { ...base, verdict: "error", runs: [], exitCodes: [], restarts: 0, reasons: [{ code: "runner", message: `cannot run the plan: ${message}` }], calls: [], durationMs: Math.round(performance.now() - t0) };
+    const report: PlanReport = {
+      ...base,
+      verdict: "error",
+      runs: [],
+      exitCodes: [],
+      restarts: 0,
+      reasons: [{ code: "runner", message: `cannot run the plan: ${message}` }],
+      calls: [],
+      durationMs: Math.round(performance.now() - t0),
+    };
     return { report };
   }
 }
@@ -224,7 +245,10 @@ export async function runMatrix(options: RunMatrixOptions): Promise<MatrixReport
         errors: all.filter((p) => p.verdict === "error").length,
         durationMs: Math.round(performance.now() - t0),
       },
-      grid: { kinds: [...(options.kinds ?? ["unavailable", "timeout"]), ...(options.chaosSeeds ? ["chaos"] : [])], positions: positions.map((p) => ({ step: p.step, occurrence: p.occurrence, ...(p.call !== undefined ? { call: p.call } : {}) })) },
+      grid: {
+        kinds: [...(options.kinds ?? ["unavailable", "timeout"]), ...(options.chaosSeeds ? ["chaos"] : [])],
+        positions: positions.map((p) => ({ step: p.step, occurrence: p.occurrence, ...(p.call !== undefined ? { call: p.call } : {}) })),
+      },
     };
   } finally {
     control.close();

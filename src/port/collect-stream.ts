@@ -1,5 +1,12 @@
 import { create } from "@bufbuild/protobuf";
-import { GenerateResponseSchema, MessageSchema, Role, ToolCallSchema, type GenerateResponse, type GenerateStreamResponse } from "../../gen/modelstub/v1/model_pb.js";
+import {
+  GenerateResponseSchema,
+  MessageSchema,
+  Role,
+  ToolCallSchema,
+  type GenerateResponse,
+  type GenerateStreamResponse,
+} from "../../gen/modelstub/v1/model_pb.js";
 import { Code } from "../shared/status-code.js";
 import { ModelCallError } from "./model-port.js";
 
@@ -35,7 +42,11 @@ export async function collectStream(frames: AsyncIterable<GenerateStreamResponse
         return create(GenerateResponseSchema, {
           id,
           model,
-          message: create(MessageSchema, { role: Role.ASSISTANT, content, toolCalls: calls.filter((c) => c !== undefined).map((c) => create(ToolCallSchema, c)) }),
+          message: create(MessageSchema, {
+            role: Role.ASSISTANT,
+            content,
+            toolCalls: calls.filter((c) => c !== undefined).map((c) => create(ToolCallSchema, c)),
+          }),
           finishReason: f.frame.value.finishReason,
           ...(f.frame.value.usage ? { usage: f.frame.value.usage } : {}),
         });

@@ -175,14 +175,22 @@ export function createControlClient(
       return new Promise((resolve, reject) => {
         // Plain objects are welcome: they become the method's request message here.
         const input = ControlService.methods.find((m) => m.name === method)!.input as DescMessage;
-        client[method]!(create(input, request as never), metadata("session" in request ? request.session : undefined), { deadline: Date.now() + (options?.timeoutMs ?? opts.timeoutMs ?? 10_000) }, (err, res) =>
-          err ? reject(new ModelCallError(err.code, err.details)) : resolve(res as never),
+        client[method]!(
+          create(input, request as never),
+          metadata("session" in request ? request.session : undefined),
+          { deadline: Date.now() + (options?.timeoutMs ?? opts.timeoutMs ?? 10_000) },
+          (err, res) => (err ? reject(new ModelCallError(err.code, err.details)) : resolve(res as never)),
         );
       });
     },
     exportEpisode(session, options) {
       const exportEpisode = (client as unknown as Record<string, StreamingMethod>)["ExportEpisode"]!;
-      const stream = exportEpisode.call(client, create(ExportEpisodeRequestSchema, { session, allowMissing: options?.allowMissing ?? false }), metadata(session), { deadline: Date.now() + (options?.timeoutMs ?? 60_000) });
+      const stream = exportEpisode.call(
+        client,
+        create(ExportEpisodeRequestSchema, { session, allowMissing: options?.allowMissing ?? false }),
+        metadata(session),
+        { deadline: Date.now() + (options?.timeoutMs ?? 60_000) },
+      );
       return reassemble(stream);
     },
     watchSession(session, onEvent) {

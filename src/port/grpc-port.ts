@@ -10,7 +10,19 @@ import {
   type ServiceError,
 } from "@grpc/grpc-js";
 import { create } from "@bufbuild/protobuf";
-import { GenerateRequestSchema, GenerateStreamRequestSchema, ListModelsRequestSchema, ModelService, type ListModelsRequest, type ListModelsResponse, type Model, type GenerateRequest, type GenerateResponse, type GenerateStreamRequest, type GenerateStreamResponse } from "../../gen/modelstub/v1/model_pb.js";
+import {
+  GenerateRequestSchema,
+  GenerateStreamRequestSchema,
+  ListModelsRequestSchema,
+  ModelService,
+  type ListModelsRequest,
+  type ListModelsResponse,
+  type Model,
+  type GenerateRequest,
+  type GenerateResponse,
+  type GenerateStreamRequest,
+  type GenerateStreamResponse,
+} from "../../gen/modelstub/v1/model_pb.js";
 import { serviceDefinition } from "../grpc/service-definition.js";
 import { ModelCallError, type ModelPort, type PortCallOptions } from "./model-port.js";
 import { episodeHeader, instanceHeader, sessionHeader, stepHeader } from "../shared/header-names.js";

@@ -73,7 +73,13 @@ function internalResult(err: unknown): CallResult {
  * A port call as the engine takes it (a plain-object request made a GenerateRequest; a message
  * passes as it is); its signal is made only if the engine asks for it.
  */
-function callInput(method: CallInput["method"], request: GenerateRequestInit, options: PortCallOptions | undefined, a: CallAbort, onFrame?: CallInput["onFrame"]): CallInput {
+function callInput(
+  method: CallInput["method"],
+  request: GenerateRequestInit,
+  options: PortCallOptions | undefined,
+  a: CallAbort,
+  onFrame?: CallInput["onFrame"],
+): CallInput {
   return {
     session: options?.session ?? "default",
     method,

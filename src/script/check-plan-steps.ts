@@ -16,7 +16,10 @@ export function checkPlanSteps(plan: CompiledFaultPlan, script: ScriptSteps): { 
   const steps = [...script.lists.keys()];
   const known = (step: string) => script.lists.has(step);
   const problem = (path: (string | number)[], step: string) => {
-    const near = nearestName(step, steps.filter((s) => s !== ""));
+    const near = nearestName(
+      step,
+      steps.filter((s) => s !== ""),
+    );
     const names = steps.map((s) => (s === "" ? '"" (the main list)' : s)).join(", ");
     return {
       path,

@@ -7,7 +7,11 @@ export function checkChunks(chunks: readonly string[], text: string, path: (stri
   const joined = chunks.join("");
   if (joined !== text) {
     const clip = (t: string) => JSON.stringify(t.length > 40 ? `${t.slice(0, 40)}…` : t);
-    report([...path, "chunks"], `the chunks join to ${clip(joined)}, but the text is ${clip(text)}`, "the chunks must concatenate exactly to the text (or leave text out: it is then the chunks joined)");
+    report(
+      [...path, "chunks"],
+      `the chunks join to ${clip(joined)}, but the text is ${clip(text)}`,
+      "the chunks must concatenate exactly to the text (or leave text out: it is then the chunks joined)",
+    );
     return;
   }
   let offset = 0;
@@ -15,7 +19,9 @@ export function checkChunks(chunks: readonly string[], text: string, path: (stri
   for (const m of text.matchAll(/\{\{[^{}]*\}\}/g)) {
     for (let cut = m.index + 1; cut < m.index + m[0].length; cut++) {
       if (cuts.has(cut)) {
-        report([...path, "chunks"], `the template variable ${m[0]} is split across two chunks`, "keep each {{variable}} inside one chunk", { needle: m[0].slice(0, 2) });
+        report([...path, "chunks"], `the template variable ${m[0]} is split across two chunks`, "keep each {{variable}} inside one chunk", {
+          needle: m[0].slice(0, 2),
+        });
         return;
       }
     }
@@ -29,6 +35,11 @@ export function checkBreak(reply: CompiledReply, afterChunks: number, path: (str
   const textChunks = reply.chunks ? reply.chunks.length : splitChunks(reply.text.literal!, reply.chunking).length;
   const total = reply.toolCalls.reduce((n, t) => n + 1 + splitChunks(t.literalArguments!, reply.chunking).length, textChunks);
   if (afterChunks > total) {
-    report(path, `after_chunks is ${afterChunks}, but the reply streams only ${total} chunk${total === 1 ? "" : "s"}, so the break never happens`, `use after_chunks from 0 to ${total}`, { key: "after_chunks" });
+    report(
+      path,
+      `after_chunks is ${afterChunks}, but the reply streams only ${total} chunk${total === 1 ? "" : "s"}, so the break never happens`,
+      `use after_chunks from 0 to ${total}`,
+      { key: "after_chunks" },
+    );
   }
 }

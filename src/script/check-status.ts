@@ -43,7 +43,12 @@ function badCharacter(value: string): { at: number; words: string } | undefined 
   const code = value.codePointAt(at)!;
   const names: Record<number, string> = { 10: "a line break (\\n)", 13: "a carriage return (\\r)", 9: "a tab (\\t)", 0: "a NUL (\\u0000)" };
   const hex = code.toString(16).toUpperCase().padStart(4, "0");
-  return { at, words: names[code] ?? (code < 0x20 || code === 0x7f ? `the control character U+${hex}` : `the non-ASCII character ${JSON.stringify(String.fromCodePoint(code))} (U+${hex})`) };
+  return {
+    at,
+    words:
+      names[code] ??
+      (code < 0x20 || code === 0x7f ? `the control character U+${hex}` : `the non-ASCII character ${JSON.stringify(String.fromCodePoint(code))} (U+${hex})`),
+  };
 }
 
 /** A lone UTF-16 surrogate: encodeURI (how grpc-js writes grpc-message) throws on one. */
@@ -54,7 +59,11 @@ export function checkStatus(e: ErrorInput, path: (string | number)[], report: Re
   if (e.message !== undefined) {
     const bytes = Buffer.byteLength(e.message, "utf8");
     if (loneSurrogate.test(e.message)) {
-      report([...path, "message"], "the message holds half of a UTF-16 surrogate pair, which no status can carry", "write the character whole (in YAML, \\U0001F600 for an emoji), or remove the escape");
+      report(
+        [...path, "message"],
+        "the message holds half of a UTF-16 surrogate pair, which no status can carry",
+        "write the character whole (in YAML, \\U0001F600 for an emoji), or remove the escape",
+      );
     } else if (bytes > maxStatusMessageBytes) {
       report(
         [...path, "message"],
@@ -68,7 +77,10 @@ export function checkStatus(e: ErrorInput, path: (string | number)[], report: Re
     weight += name.length + value.length + 32;
     const trailers = [...path, "trailers"];
     if (name.startsWith("grpc-")) {
-      const hint = name === "grpc-status" || name === "grpc-message" ? "set the status with code: and message: of this error" : "name your own trailers otherwise, like x-retry-reason";
+      const hint =
+        name === "grpc-status" || name === "grpc-message"
+          ? "set the status with code: and message: of this error"
+          : "name your own trailers otherwise, like x-retry-reason";
       report(trailers, `trailer \`${name}\` is reserved: gRPC writes the grpc-* trailers itself, and a scripted one would replace them`, hint, { key: name });
       continue;
     }
@@ -79,15 +91,27 @@ export function checkStatus(e: ErrorInput, path: (string | number)[], report: Re
     }
     if (name.endsWith("-bin")) {
       if (!base64.test(value)) {
-        report([...trailers, name], `the value of \`${name}\` is not base64: a name ending in -bin carries bytes, written in base64`, "write the bytes in base64 (like AAEC, padding optional), or drop -bin from the name for a text value");
+        report(
+          [...trailers, name],
+          `the value of \`${name}\` is not base64: a name ending in -bin carries bytes, written in base64`,
+          "write the bytes in base64 (like AAEC, padding optional), or drop -bin from the name for a text value",
+        );
       }
       continue;
     }
     const bad = badCharacter(value);
     if (bad) {
-      report([...trailers, name], `the value of \`${name}\` holds ${bad.words} at character ${bad.at + 1}: trailer values are printable ASCII`, "use characters from space to ~ only; for bytes or other text, name the trailer with -bin and write the value in base64");
+      report(
+        [...trailers, name],
+        `the value of \`${name}\` holds ${bad.words} at character ${bad.at + 1}: trailer values are printable ASCII`,
+        "use characters from space to ~ only; for bytes or other text, name the trailer with -bin and write the value in base64",
+      );
     } else if (/^ | $/.test(value)) {
-      report([...trailers, name], `the value of \`${name}\` ${value.startsWith(" ") ? "starts" : "ends"} with a space, which HTTP/2 does not allow (RFC 9113, 8.2.1)`, "remove the space at its ends");
+      report(
+        [...trailers, name],
+        `the value of \`${name}\` ${value.startsWith(" ") ? "starts" : "ends"} with a space, which HTTP/2 does not allow (RFC 9113, 8.2.1)`,
+        "remove the space at its ends",
+      );
     }
   }
   if (weight > maxTrailerBytes) {

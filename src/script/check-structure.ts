@@ -85,22 +85,37 @@ export function checkAliases(doc: Document): StructureProblem[] {
     if (isAlias(node)) {
       const name = node.source;
       if (++aliases > maxAliases) {
-        problems.push({ offset: startOf(node), message: `the script uses more than ${maxAliases} aliases (*name)`, hint: "write the values out, or share fewer of them" });
+        problems.push({
+          offset: startOf(node),
+          message: `the script uses more than ${maxAliases} aliases (*name)`,
+          hint: "write the values out, or share fewer of them",
+        });
         return problems;
       }
       const target = anchors.get(name);
       if (!target) {
-        problems.push({ offset: startOf(node), message: `the alias *${name} has no anchor &${name} before it`, hint: `put &${name} before the value to repeat, above this alias (like \`latency: &${name} 250ms\`), or check the spelling` });
+        problems.push({
+          offset: startOf(node),
+          message: `the alias *${name} has no anchor &${name} before it`,
+          hint: `put &${name} before the value to repeat, above this alias (like \`latency: &${name} 250ms\`), or check the spelling`,
+        });
         continue;
       }
       if (open.includes(target)) {
-        problems.push({ offset: startOf(node), message: `the alias *${name} is inside the value its anchor &${name} marks, so it would repeat itself forever`, hint: "an alias can repeat only a value that ends before it: move it out of that value" });
+        problems.push({
+          offset: startOf(node),
+          message: `the alias *${name} is inside the value its anchor &${name} marks, so it would repeat itself forever`,
+          hint: "an alias can repeat only a value that ends before it: move it out of that value",
+        });
         continue;
       }
       const height = heights.get(target) ?? 0;
       if (open.length + height > maxNestingDepth) {
         // The first says it: the aliases after it in a chain only repeat it.
-        problems.push({ ...tooDeepAt(startOf(node)), message: `the alias *${name} stands for lists and mappings ${height} levels deep, here ${open.length} levels down: ${open.length + height} levels, deeper than ${maxNestingDepth}` });
+        problems.push({
+          ...tooDeepAt(startOf(node)),
+          message: `the alias *${name} stands for lists and mappings ${height} levels deep, here ${open.length} levels down: ${open.length + height} levels, deeper than ${maxNestingDepth}`,
+        });
         return problems;
       }
       childHeight(height);

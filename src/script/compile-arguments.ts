@@ -18,9 +18,17 @@ function checkArgumentsText(args: string, fail: (path: (string | number)[], mess
   if (!bad) return;
   const outside = [...args.matchAll(variable)].find((m) => m.index === bad.offset);
   if (outside) {
-    fail([], `${outside[0]} is outside a JSON string in the arguments text`, `put it inside double quotes, "${outside[0]}" (its value goes in JSON-escaped), or write the arguments as a mapping`);
+    fail(
+      [],
+      `${outside[0]} is outside a JSON string in the arguments text`,
+      `put it inside double quotes, "${outside[0]}" (its value goes in JSON-escaped), or write the arguments as a mapping`,
+    );
   } else {
-    fail([], `arguments text is not valid JSON: ${bad.message} at character ${bad.offset + 1}`, "write the arguments as a mapping, and modelstub writes the JSON for you");
+    fail(
+      [],
+      `arguments text is not valid JSON: ${bad.message} at character ${bad.offset + 1}`,
+      "write the arguments as a mapping, and modelstub writes the JSON for you",
+    );
   }
 }
 

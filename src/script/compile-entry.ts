@@ -21,7 +21,11 @@ const finishReasons: Record<string, FinishReason> = {
 /** A status from the script form; `fallback` is the message when it gives none. */
 export function compileStatus(e: ErrorInput, fallback: string): CallStatus {
   const code = typeof e.code === "number" ? e.code : Code[e.code as CodeName];
-  return { code, message: e.message ?? fallback, trailers: Object.entries(e.trailers ?? {}).map(([k, v]) => [k, k.endsWith("-bin") ? canonicalBase64(v) : v] as const) };
+  return {
+    code,
+    message: e.message ?? fallback,
+    trailers: Object.entries(e.trailers ?? {}).map(([k, v]) => [k, k.endsWith("-bin") ? canonicalBase64(v) : v] as const),
+  };
 }
 
 /**
@@ -56,7 +60,8 @@ function describeAction(a: Action): string {
  * both break through it.
  */
 export function compileBreak(b: BreakInput, path: (string | number)[], report: Report, who: string): CompiledBreak {
-  if (b.then !== "error" && b.error) report(path, `error is only read with then: error, not then: ${b.then}`, "remove error, or set then: error", { key: "error" });
+  if (b.then !== "error" && b.error)
+    report(path, `error is only read with then: error, not then: ${b.then}`, "remove error, or set then: error", { key: "error" });
   if (b.error) checkStatus(b.error, [...path, "error"], report);
   const message = `stream broken by ${who} after ${b.after_chunks} chunks`;
   return { afterChunks: b.after_chunks, then: b.then, status: b.error ? compileStatus(b.error, message) : { code: Code.UNAVAILABLE, message, trailers: [] } };
@@ -72,7 +77,11 @@ export function compileEntry(
 ): CompiledEntry | undefined {
   const actions = (["reply", "error", "timeout", "hang"] as const).filter((k) => e[k] !== undefined);
   if (actions.length === 0) {
-    report(path, "the entry has no action: expected one of reply, error, timeout or hang", "add `reply: ...`, `error: {code: ...}`, `timeout: true` or `hang: true`");
+    report(
+      path,
+      "the entry has no action: expected one of reply, error, timeout or hang",
+      "add `reply: ...`, `error: {code: ...}`, `timeout: true` or `hang: true`",
+    );
     return undefined;
   }
   if (actions.length > 1) {
@@ -86,10 +95,17 @@ export function compileEntry(
   // Two actions cannot run, but each is still checked: every mistake of the entry in one report.
   const runnable = actions.length === 1;
   if (e.times !== undefined && e.repeat) {
-    report(path, `times: ${e.times} and repeat: true contradict each other`, "keep times for a fixed number of uses, or repeat: true for no limit", { key: "times" });
+    report(path, `times: ${e.times} and repeat: true contradict each other`, "keep times for a fixed number of uses, or repeat: true for no limit", {
+      key: "times",
+    });
   }
   if (e.break !== undefined && e.reply === undefined) {
-    report(path, `break needs a reply to break, but the entry's action is ${actions[0]}`, "give the entry a reply to stream, or remove break (an error ends the call at once)", { key: "break" });
+    report(
+      path,
+      `break needs a reply to break, but the entry's action is ${actions[0]}`,
+      "give the entry a reply to stream, or remove break (an error ends the call at once)",
+      { key: "break" },
+    );
   }
   const brk = e.break ? compileBreak(e.break, [...path, "break"], report, "the script") : undefined;
 
@@ -109,14 +125,17 @@ export function compileEntry(
     const replyPath = typeof e.reply === "string" ? [...path, "reply"] : [...path, "reply", "text"];
     // With explicit chunks and no text, the text is the chunks joined: nothing to keep in step.
     const textSource = r.text ?? r.chunks?.join("") ?? "";
-    const text = compileTemplate(textSource, captures, (m, h, n) => report(r.text === undefined && r.chunks ? [...path, "reply", "chunks"] : replyPath, m, h, { ...(n ? { needle: n } : {}) }));
+    const text = compileTemplate(textSource, captures, (m, h, n) =>
+      report(r.text === undefined && r.chunks ? [...path, "reply", "chunks"] : replyPath, m, h, { ...(n ? { needle: n } : {}) }),
+    );
     let chunks: Template[] | undefined;
     if (r.chunks) {
       // Chunks that join to the text hold the text's variables, already checked (and reported
       // once) above; chunks that do not join are reported by checkChunks.
       chunks = r.chunks.map((c) => compileTemplate(c, captures, () => {}));
       checkChunks(r.chunks, textSource, [...path, "reply"], report);
-      if (r.chunking !== undefined) report([...path, "reply"], "chunking is ignored when chunks are given", "give chunks or chunking, not both", { key: "chunking" });
+      if (r.chunking !== undefined)
+        report([...path, "reply"], "chunking is ignored when chunks are given", "give chunks or chunking, not both", { key: "chunking" });
     }
     const toolCalls = (r.tool_calls ?? []).map((t, i) => {
       const args = compileArguments(t.arguments, captures, (p, m, h) => report([...path, "reply", "tool_calls", i, "arguments", ...p], m, h));
@@ -141,5 +160,16 @@ export function compileEntry(
   if (!runnable) return undefined;
   const limit = e.repeat ? Infinity : (e.times ?? 1);
   const summary = `${ref}${e.name ? ` (${e.name})` : ""}: ${matcher ? `when ${matcher.summary}, ` : ""}${describeAction(action)}`;
-  return { ref, name: e.name, limit, limited: !e.repeat, matcher, ...(request ? { request } : {}), firstByteMs: latency.first, perChunkMs: latency.per, action, summary };
+  return {
+    ref,
+    name: e.name,
+    limit,
+    limited: !e.repeat,
+    matcher,
+    ...(request ? { request } : {}),
+    firstByteMs: latency.first,
+    perChunkMs: latency.per,
+    action,
+    summary,
+  };
 }

@@ -21,7 +21,9 @@ type Path = (string | number)[];
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
   if (value !== null && typeof value === "object") {
-    const keys = Object.keys(value).filter((k) => (value as Record<string, unknown>)[k] !== undefined).sort();
+    const keys = Object.keys(value)
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .sort();
     return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(",")}}`;
   }
   return JSON.stringify(value);
@@ -37,17 +39,28 @@ function latencyOf(l: LatencyInput | undefined, path: Path, report: Report): Com
 function pointOf(at: FaultRuleInput["at"], path: Path, report: Report): FaultPoint | undefined {
   const given = (["call", "step", "match"] as const).filter((k) => at[k] !== undefined);
   if (given.length !== 1) {
-    report(path, given.length === 0 ? "at names no point: expected one of call, step or match" : `at names ${given.length} points (${given.join(", ")}): expected one`, "write {call: 3}, {step: plan, occurrence: 2} or {match: {contains: weather}}", given.length > 1 ? { key: given[1]! } : undefined);
+    report(
+      path,
+      given.length === 0 ? "at names no point: expected one of call, step or match" : `at names ${given.length} points (${given.join(", ")}): expected one`,
+      "write {call: 3}, {step: plan, occurrence: 2} or {match: {contains: weather}}",
+      given.length > 1 ? { key: given[1]! } : undefined,
+    );
     return undefined;
   }
   const occurrence = at.occurrence ?? 1;
   if (at.call !== undefined) {
-    if (at.occurrence !== undefined) report(path, "occurrence goes with step or match, not with call", "call N already names one call: remove occurrence", { key: "occurrence" });
+    if (at.occurrence !== undefined)
+      report(path, "occurrence goes with step or match, not with call", "call N already names one call: remove occurrence", { key: "occurrence" });
     if (at.count !== undefined) report(path, "count goes with step or match, not with call", "call N counts every call: remove count", { key: "count" });
     return { kind: "call", call: at.call };
   }
   if (at.step !== undefined) {
-    if (at.step !== "" && !stepIdPattern.test(at.step)) report([...path, "step"], `step id ${JSON.stringify(at.step)} cannot be sent: it has characters outside A-Z a-z 0-9 . _ : / - or is longer than 128`, 'use a step id of the script, or "" for the main list');
+    if (at.step !== "" && !stepIdPattern.test(at.step))
+      report(
+        [...path, "step"],
+        `step id ${JSON.stringify(at.step)} cannot be sent: it has characters outside A-Z a-z 0-9 . _ : / - or is longer than 128`,
+        'use a step id of the script, or "" for the main list',
+      );
     return { kind: "step", step: at.step, occurrence, clean: at.count === "clean" };
   }
   const compiled = compileMatch(at.match!, [...path, "match"], report);
@@ -58,11 +71,17 @@ function ruleOf(r: FaultRuleInput, i: number, path: Path, report: Report): Compi
   const ref = `rules[${i}]`;
   const faults = (["error", "timeout", "hang", "break", "answer"] as const).filter((k) => r[k] !== undefined);
   if (faults.length > 1) {
-    report(path, `the rule has ${faults.length} faults (${faults.join(", ")}): expected one`, "a rule applies one fault: split it into one rule per fault", { key: faults[1]! });
+    report(path, `the rule has ${faults.length} faults (${faults.join(", ")}): expected one`, "a rule applies one fault: split it into one rule per fault", {
+      key: faults[1]!,
+    });
     return undefined;
   }
   if (faults.length === 0 && r.latency === undefined) {
-    report(path, "the rule has no fault: expected one of error, timeout, hang, break, answer or latency", "add `error: {code: UNAVAILABLE}`, `timeout: true`, `hang: true`, `break: {after_chunks: 1, then: drop}` or `latency: 2s`");
+    report(
+      path,
+      "the rule has no fault: expected one of error, timeout, hang, break, answer or latency",
+      "add `error: {code: UNAVAILABLE}`, `timeout: true`, `hang: true`, `break: {after_chunks: 1, then: drop}` or `latency: 2s`",
+    );
     return undefined;
   }
   const at = pointOf(r.at, [...path, "at"], report);
@@ -74,7 +93,8 @@ function ruleOf(r: FaultRuleInput, i: number, path: Path, report: Report): Compi
     fault = { action: { kind: "error", status: compileStatus(r.error!, `fault injected by ${ref}`) }, latency, kind: FaultKind.ERROR };
   } else if (kind === "timeout") fault = { action: { kind: "timeout" }, latency, kind: FaultKind.TIMEOUT };
   else if (kind === "hang") fault = { action: { kind: "hang" }, latency, kind: FaultKind.HANG };
-  else if (kind === "break") fault = { action: { kind: "break", brk: compileBreak(r.break!, [...path, "break"], report, ref) }, latency, kind: FaultKind.BREAK };
+  else if (kind === "break")
+    fault = { action: { kind: "break", brk: compileBreak(r.break!, [...path, "break"], report, ref) }, latency, kind: FaultKind.BREAK };
   else fault = { action: { kind: "answer" }, latency, kind: kind === "answer" ? FaultKind.ANSWER : FaultKind.LATENCY };
   return at ? { index: i, ref, at, fault } : undefined;
 }
@@ -92,11 +112,13 @@ function chaosOf(c: ChaosInput, path: Path, report: Report): CompiledChaos {
   const ppm = chaosKinds.map((k) => {
     const rate = c.rates[k] ?? 0;
     const parts = ratePpm(rate);
-    if (Math.abs(parts - rate * 1e6) > 1e-6) report([...path, "rates", k], `the rate ${rate} has more than 6 decimals`, `rates are counted in millionths: use ${parts / 1e6}`);
+    if (Math.abs(parts - rate * 1e6) > 1e-6)
+      report([...path, "rates", k], `the rate ${rate} has more than 6 decimals`, `rates are counted in millionths: use ${parts / 1e6}`);
     return parts;
   });
   const total = ppm.reduce((a, b) => a + b, 0);
-  if (total > 1_000_000) report([...path, "rates"], `the rates sum to ${total / 1e6}, more than 1`, "each call draws one kind at most: lower the rates so they sum to 1 or less");
+  if (total > 1_000_000)
+    report([...path, "rates"], `the rates sum to ${total / 1e6}, more than 1`, "each call draws one kind at most: lower the rates so they sum to 1 or less");
   const errors = (c.errors ?? [{ code: "UNAVAILABLE" as const }]).map((e, i): CompiledFault => {
     if (c.errors) checkStatus(e, [...path, "errors", i], report);
     return { action: { kind: "error", status: compileStatus(e, "fault injected by chaos") }, latency: undefined, kind: FaultKind.ERROR };
@@ -132,7 +154,12 @@ export function compileFaultPlan(input: FaultPlanInput, at: Path, fallbackName: 
 /** compileFaultPlan, pausing after each rule (as compileScriptInSteps does after each entry). */
 export function* compileFaultPlanInSteps(input: FaultPlanInput, at: Path, fallbackName: string, report: Report): Generator<void, CompiledFaultPlan> {
   if ((input.rules === undefined) === (input.chaos === undefined)) {
-    report(at, input.rules === undefined ? "the plan has neither rules nor chaos: expected one of them" : "the plan has both rules and chaos: expected one of them", "write `rules:` with faults at chosen points, or `chaos:` with a seed and rates", input.rules === undefined ? undefined : { key: "chaos" });
+    report(
+      at,
+      input.rules === undefined ? "the plan has neither rules nor chaos: expected one of them" : "the plan has both rules and chaos: expected one of them",
+      "write `rules:` with faults at chosen points, or `chaos:` with a seed and rates",
+      input.rules === undefined ? undefined : { key: "chaos" },
+    );
   }
   const rules: CompiledFaultRule[] = [];
   const inputRules = input.rules ?? [];

@@ -99,15 +99,31 @@ function startWorker(): Worker {
     finish((p) =>
       p.reject(
         heap
-          ? refusal(p.job, `checking the ${p.job.kind === "script" ? "script" : "fault plan"} needed more than ${compileBudget.heapMb} MiB of memory (its budget), so it was refused`, "simplify it: fewer and shorter values, fewer aliases; every other session went on")
-          : refusal(p.job, `modelstub could not check the ${p.job.kind === "script" ? "script" : "fault plan"}: ${err.message}`, "this is a bug in modelstub: please report it with the text"),
+          ? refusal(
+              p.job,
+              `checking the ${p.job.kind === "script" ? "script" : "fault plan"} needed more than ${compileBudget.heapMb} MiB of memory (its budget), so it was refused`,
+              "simplify it: fewer and shorter values, fewer aliases; every other session went on",
+            )
+          : refusal(
+              p.job,
+              `modelstub could not check the ${p.job.kind === "script" ? "script" : "fault plan"}: ${err.message}`,
+              "this is a bug in modelstub: please report it with the text",
+            ),
       ),
     );
   });
   w.on("exit", (code) => {
     if (worker !== w) return;
     worker = undefined;
-    finish((p) => p.reject(refusal(p.job, `the worker checking the ${p.job.kind === "script" ? "script" : "fault plan"} stopped (exit code ${code})`, "this is a bug in modelstub: please report it with the text")));
+    finish((p) =>
+      p.reject(
+        refusal(
+          p.job,
+          `the worker checking the ${p.job.kind === "script" ? "script" : "fault plan"} stopped (exit code ${code})`,
+          "this is a bug in modelstub: please report it with the text",
+        ),
+      ),
+    );
   });
   return w;
 }
@@ -160,7 +176,9 @@ function budgetTimer(job: Pending): NodeJS.Timeout {
   const cpuAtStart = workerThreadId === undefined ? 0 : threadCpuMs(workerThreadId);
   const refuse = (why: string) => {
     void stopWorker();
-    finish((p) => p.reject(refusal(p.job, `checking the ${what} ${why}, so it was refused`, `simplify it or split it into smaller ${what}s; every other session went on`)));
+    finish((p) =>
+      p.reject(refusal(p.job, `checking the ${what} ${why}, so it was refused`, `simplify it or split it into smaller ${what}s; every other session went on`)),
+    );
   };
   const check = (): void => {
     if (!threadCpuReadable || cpuAtStart === undefined) return refuse(`took longer than ${budgetMs / 1000} s (its budget)`);
@@ -170,7 +188,8 @@ function budgetTimer(job: Pending): NodeJS.Timeout {
     const used = cpuNow - cpuAtStart;
     if (used >= budgetMs) return refuse(`used more than ${budgetMs / 1000} s of CPU time (its budget)`);
     const wall = performance.now() - started;
-    if (wall >= wallCapMs) return refuse(`was not done after ${wallCapMs / 1000} s of wall time (its budget is ${budgetMs / 1000} s of CPU time; the machine is very busy)`);
+    if (wall >= wallCapMs)
+      return refuse(`was not done after ${wallCapMs / 1000} s of wall time (its budget is ${budgetMs / 1000} s of CPU time; the machine is very busy)`);
     // At least one clock tick (10 ms) apart: the CPU time moves in ticks.
     if (running?.job === job.job) running.timer = setTimeout(check, Math.min(Math.max(budgetMs - used, 10), wallCapMs - wall));
   };
@@ -185,7 +204,13 @@ export function submit(newJob: NewJob): Promise<ScriptInput | FaultPlanInput> {
   const job = { ...newJob, id: nextId++ } as CompileJob;
   return new Promise((resolve, reject) => {
     if (waiting.length >= maxCompilesWaiting) {
-      reject(refusal(job, `${maxCompilesWaiting} scripts and fault plans are already waiting to be checked, so this one was refused`, "load fewer at once, or wait for the others"));
+      reject(
+        refusal(
+          job,
+          `${maxCompilesWaiting} scripts and fault plans are already waiting to be checked, so this one was refused`,
+          "load fewer at once, or wait for the others",
+        ),
+      );
       return;
     }
     waiting.push({ job, resolve, reject });
@@ -205,4 +230,3 @@ export function holdWorker(): void {
 export function releaseWorker(): Promise<void> {
   return --holders === 0 && !running ? stopWorker() : Promise.resolve();
 }
-

@@ -6,7 +6,11 @@ import type { Report } from "./report.js";
 /** A declared wait in ms, refused past maxDurationMs (see there why); `what` names it in the message. */
 function checkedDuration(ms: number, what: string, path: (string | number)[], report: Report): number {
   if (ms <= maxDurationMs) return ms;
-  report(path, `${what} is longer than the longest wait, 24 days (${maxDurationMs} ms)`, "timers cannot wait longer; for a call that never answers, use hang: true");
+  report(
+    path,
+    `${what} is longer than the longest wait, 24 days (${maxDurationMs} ms)`,
+    "timers cannot wait longer; for a call that never answers, use hang: true",
+  );
   return maxDurationMs;
 }
 

@@ -67,7 +67,11 @@ export function compileMatcher(match: MatchInput, regex: ScriptRegex | undefined
     const want = match.tool_result;
     if (want === true) conditions.push({ words: "last message is a tool result", holds: (v) => v.lastIsToolResult });
     else if (want === false) conditions.push({ words: "last message is not a tool result", holds: (v) => !v.lastIsToolResult });
-    else conditions.push({ words: `last message is a result of tool ${JSON.stringify(short(want))}`, holds: (v) => v.lastIsToolResult && v.lastToolName === want });
+    else
+      conditions.push({
+        words: `last message is a result of tool ${JSON.stringify(short(want))}`,
+        holds: (v) => v.lastIsToolResult && v.lastToolName === want,
+      });
   }
   if (match.turn !== undefined) {
     const turn = match.turn;

@@ -49,7 +49,12 @@ function tooLarge(steps: string): RegexProblem {
 /** Compiles a script regex (JavaScript syntax) for RE2, or says why it cannot be used. */
 export function compileRegex(source: string, ignoreCase: boolean): { regex: ScriptRegex } | { problem: RegexProblem } {
   if (source.length > maxRegexChars) {
-    return { problem: { message: `the regex is ${source.length} characters long; the most is ${maxRegexChars}`, hint: "match a shorter, telling part of the message, or use match.contains for a fixed text" } };
+    return {
+      problem: {
+        message: `the regex is ${source.length} characters long; the most is ${maxRegexChars}`,
+        hint: "match a shorter, telling part of the message, or use match.contains for a fixed text",
+      },
+    };
   }
   const translated = translateRegex(source);
   if (!("pattern" in translated)) return { problem: translated };
@@ -60,7 +65,12 @@ export function compileRegex(source: string, ignoreCase: boolean): { regex: Scri
   try {
     re = RE2.compile(translated.pattern, ignoreCase ? RE2.CASE_INSENSITIVE : 0);
   } catch (err) {
-    return { problem: { message: `invalid regex: /${source}/: ${re2Reason(err)}`, hint: "match.regex is a JavaScript regex: escape a literal ( ) [ ] { } . * + ? with a backslash" } };
+    return {
+      problem: {
+        message: `invalid regex: /${source}/: ${re2Reason(err)}`,
+        hint: "match.regex is a JavaScript regex: escape a literal ( ) [ ] { } . * + ? with a backslash",
+      },
+    };
   }
   const size = re.matcher("").programSize();
   if (size > maxRegexProgram) return { problem: tooLarge(String(size)) };

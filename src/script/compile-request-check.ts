@@ -30,12 +30,20 @@ const list = (names: readonly string[]) => `[${names.map((n) => quoteClipped(n, 
 export function compileRequestCheck(r: RequestMatchInput, path: (string | number)[], report: Report): RequestCheck {
   if (r.digest !== undefined) {
     const other = (["last_user", "tool_results", "tools"] as const).find((k) => r[k] !== undefined);
-    if (other) report(path, `digest and ${other} both given: a digest stands for the whole request`, "keep digest alone (record --match digest), or the readable keys alone (record's default)", { key: other });
+    if (other)
+      report(
+        path,
+        `digest and ${other} both given: a digest stands for the whole request`,
+        "keep digest alone (record --match digest), or the readable keys alone (record's default)",
+        { key: other },
+      );
     const digest = r.digest;
     return {
       differences(facts: RequestFacts) {
         const got = facts.digest();
-        return got === digest ? [] : [`expected request digest ${digest.slice(0, 19)}..., got ${got.slice(0, 19)}... (last user ${q(facts.fingerprint().lastUser)})`];
+        return got === digest
+          ? []
+          : [`expected request digest ${digest.slice(0, 19)}..., got ${got.slice(0, 19)}... (last user ${q(facts.fingerprint().lastUser)})`];
       },
     };
   }
@@ -48,12 +56,15 @@ export function compileRequestCheck(r: RequestMatchInput, path: (string | number
       const out: string[] = [];
       if (!same(lastUser, fp.lastUser)) out.push(`expected last user ${show(lastUser)}, got ${q(fp.lastUser)}`);
       if (results.length !== fp.toolResults.length) {
-        out.push(`expected ${results.length} tool result(s) since the last assistant turn ${list(results.map((t) => t.tool))}, got ${fp.toolResults.length} ${list(fp.toolResults.map((t) => t.tool))}`);
+        out.push(
+          `expected ${results.length} tool result(s) since the last assistant turn ${list(results.map((t) => t.tool))}, got ${fp.toolResults.length} ${list(fp.toolResults.map((t) => t.tool))}`,
+        );
       } else {
         results.forEach((want, i) => {
           const got = fp.toolResults[i]!;
           if (want.tool !== got.tool) out.push(`tool result ${i + 1}: expected tool ${quoteClipped(want.tool, 40)}, got ${quoteClipped(got.tool, 40)}`);
-          else if (!same(want.content, got.content)) out.push(`tool result ${i + 1} (${quoteClipped(want.tool, 40)}): expected ${show(want.content)}, got ${q(got.content)}`);
+          else if (!same(want.content, got.content))
+            out.push(`tool result ${i + 1} (${quoteClipped(want.tool, 40)}): expected ${show(want.content)}, got ${q(got.content)}`);
         });
       }
       if (tools.length !== fp.tools.length || tools.some((t, i) => t !== fp.tools[i])) out.push(`expected tools offered ${list(tools)}, got ${list(fp.tools)}`);

@@ -44,7 +44,11 @@ export function compileScript(input: ScriptInput, source: string, report: Report
  */
 export function* compileScriptInSteps(input: ScriptInput, source: string, report: Report): Generator<void, CompiledScript> {
   if (input.entries === undefined && input.steps === undefined && input.embeddings === undefined) {
-    report([], "the script has neither entries nor steps: expected at least one of them", "add `entries:` with a list of replies, or `steps:` with a list per step id");
+    report(
+      [],
+      "the script has neither entries nor steps: expected at least one of them",
+      "add `entries:` with a list of replies, or `steps:` with a list per step id",
+    );
   }
   const d = input.defaults ?? {};
   const defaults = {
@@ -78,7 +82,12 @@ export function* compileScriptInSteps(input: ScriptInput, source: string, report
   const seen = new Map<string, number>();
   (input.models ?? []).forEach((m, i) => {
     const first = seen.get(m.id);
-    if (first !== undefined) report(["models", i, "id"], `model ${JSON.stringify(m.id)} is declared twice: expected unique ids`, `models[${first}] declares it first; rename or remove one`);
+    if (first !== undefined)
+      report(
+        ["models", i, "id"],
+        `model ${JSON.stringify(m.id)} is declared twice: expected unique ids`,
+        `models[${first}] declares it first; rename or remove one`,
+      );
     else seen.set(m.id, i);
   });
   let entryCount = 0;

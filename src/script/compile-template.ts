@@ -27,11 +27,7 @@ export interface CaptureInfo {
  * variable, or a capture the entry's regex does not have, is reported at load time through
  * `fail`, never at call time.
  */
-export function compileTemplate(
-  source: string,
-  captures: CaptureInfo | undefined,
-  fail: (message: string, hint?: string, needle?: string) => void,
-): Template {
+export function compileTemplate(source: string, captures: CaptureInfo | undefined, fail: (message: string, hint?: string, needle?: string) => void): Template {
   if (!source.includes("{{")) return { literal: source, render: () => source };
   const parts: Part[] = [];
   const re = /\{\{\s*([^{}]*?)\s*\}\}/g;
@@ -59,7 +55,9 @@ export function compileTemplate(
           const g = captures.groups;
           fail(
             `template uses {{${name}}} but the regex has ${g === 0 ? "no" : g} capture group${g === 1 ? "" : "s"}`,
-            g === 0 ? "{{match.0}} is the whole match; add a ( ) group to the regex to capture part of it" : `use {{match.0}} (the whole match)${g === 1 ? " or {{match.1}}" : ` to {{match.${g}}}`}, or add a ( ) group to the regex`,
+            g === 0
+              ? "{{match.0}} is the whole match; add a ( ) group to the regex to capture part of it"
+              : `use {{match.0}} (the whole match)${g === 1 ? " or {{match.1}}" : ` to {{match.${g}}}`}, or add a ( ) group to the regex`,
             token,
           );
           continue;

@@ -28,7 +28,8 @@ export type CompileAnswer =
 
 function check(job: CompileJob): CompileAnswer {
   try {
-    if (job.kind === "script") return { id: job.id, input: checkScriptText(job.text, job.file, job.textFilesFrom !== undefined ? textFilesIn(job.textFilesFrom) : undefined) };
+    if (job.kind === "script")
+      return { id: job.id, input: checkScriptText(job.text, job.file, job.textFilesFrom !== undefined ? textFilesIn(job.textFilesFrom) : undefined) };
     const script = job.script && { name: job.script.name, lists: new Set(job.script.steps) };
     return { id: job.id, input: checkFaultPlanText(job.text, job.file, script) };
   } catch (err) {

@@ -1,3 +1,6 @@
+// Longer than 250 lines because the crash matrix is one definition: its positions (from an
+// episode, a script or a spec), each kind's rule, and the plans they make, which the CLI, the
+// library and the runner all read.
 import { createHash } from "node:crypto";
 import { CallMethod, type Episode } from "../../gen/modelstub/v1/episode_pb.js";
 import { stepIdPattern } from "../shared/step-id.js";
@@ -87,10 +90,12 @@ export function parsePositions(text: string): MatrixPosition[] {
     const where = `position ${i + 1} of ${items.length} (${JSON.stringify(item)})`;
     if (item === "") throw new Error(`${where} is empty: expected STEP:N or STEP:N-M, like plan:1-3,act:2,:1`);
     const colon = item.lastIndexOf(":");
-    if (colon < 0) throw new Error(`${where} has no occurrence: expected STEP:N or STEP:N-M (${JSON.stringify(`${item}:1`)} for its first call, ":1" for the main list)`);
+    if (colon < 0)
+      throw new Error(`${where} has no occurrence: expected STEP:N or STEP:N-M (${JSON.stringify(`${item}:1`)} for its first call, ":1" for the main list)`);
     const step = item.slice(0, colon);
     const range = item.slice(colon + 1);
-    if (step !== "" && !stepIdPattern.test(step)) throw new Error(`${where}: ${JSON.stringify(step)} is no step id (1 to 128 characters of A-Z a-z 0-9 . _ : / -; empty for the main list)`);
+    if (step !== "" && !stepIdPattern.test(step))
+      throw new Error(`${where}: ${JSON.stringify(step)} is no step id (1 to 128 characters of A-Z a-z 0-9 . _ : / -; empty for the main list)`);
     const m = /^(\d+)(?:-(\d+))?$/.exec(range);
     if (!m) throw new Error(`${where}: ${JSON.stringify(range)} is no occurrence: expected N or N-M, whole numbers from 1`);
     const from = Number(m[1]);
@@ -112,7 +117,7 @@ export function parsePositions(text: string): MatrixPosition[] {
 /** `1st`, `2nd`, `3rd`, `11th`, `22nd`. */
 function ordinal(n: number): string {
   const tens = n % 100;
-  const suffix = tens >= 11 && tens <= 13 ? "th" : ["th", "st", "nd", "rd"][n % 10] ?? "th";
+  const suffix = tens >= 11 && tens <= 13 ? "th" : (["th", "st", "nd", "rd"][n % 10] ?? "th");
   return `${n}${suffix}`;
 }
 
@@ -165,7 +170,10 @@ function sanitize(text: string): string {
 function planOf(faults: readonly [MatrixPosition, MatrixKind][], clean = false): MatrixPlan {
   const rules = faults.map(([p, k]) => matrixRule(p, k, clean));
   // The digest covers the plan without its name (the name is the id, made from the digest).
-  const digest = createHash("sha256").update(canonicalJson({ version: 1, rules })).digest("hex").slice(0, 8);
+  const digest = createHash("sha256")
+    .update(canonicalJson({ version: 1, rules }))
+    .digest("hex")
+    .slice(0, 8);
   const id = `${faults.map(([p, k]) => sanitize(`${p.step === "" ? "main" : p.step}.${p.occurrence}.${k}`)).join("+")}-${digest}`;
   const name = faults.map(([p, k]) => `${positionWords(p)}: ${kindWords(k)}`).join(" + ");
   return { id, name, plan: { version: 1, name: id, rules } };
@@ -178,7 +186,8 @@ function checkOptions(options: MatrixOptions): void {
     if (seen.has(key)) throw new Error(`the position ${key} is given twice`);
     seen.add(key);
   }
-  for (const k of options.kinds) if (!matrixKinds.includes(k)) throw new Error(`unknown failure kind ${JSON.stringify(k)}: expected one of ${matrixKinds.join(", ")}`);
+  for (const k of options.kinds)
+    if (!matrixKinds.includes(k)) throw new Error(`unknown failure kind ${JSON.stringify(k)}: expected one of ${matrixKinds.join(", ")}`);
 }
 
 /**
@@ -196,7 +205,15 @@ export function* eachMatrixPlan(options: MatrixOptions): Generator<MatrixPlan> {
   const clean = options.cleanPositions === true;
   for (let i = 0; i < positions.length; i++) {
     for (let j = i + 1; j < positions.length; j++) {
-      for (const a of kindsAt(positions[i]!, kinds)) for (const b of kindsAt(positions[j]!, kinds)) yield planOf([[positions[i]!, a], [positions[j]!, b]], clean);
+      for (const a of kindsAt(positions[i]!, kinds))
+        for (const b of kindsAt(positions[j]!, kinds))
+          yield planOf(
+            [
+              [positions[i]!, a],
+              [positions[j]!, b],
+            ],
+            clean,
+          );
     }
   }
 }
@@ -220,8 +237,13 @@ export function describeMatrixSize(options: MatrixOptions): string {
   const k = options.kinds.length;
   const size = matrixSize(options);
   const plans = `${size} plan${size === 1 ? "" : "s"}`;
-  const skipped = options.kinds.some((kind) => streamOnly.has(kind)) && options.positions.some((p) => p.method === "generate") ? "; break and drop only at streamed calls" : "";
-  const what = options.pairs ? `pairs of ${n} position${n === 1 ? "" : "s"}, ${k} kind${k === 1 ? "" : "s"} each` : `${n} position${n === 1 ? "" : "s"} x ${k} kind${k === 1 ? "" : "s"}`;
+  const skipped =
+    options.kinds.some((kind) => streamOnly.has(kind)) && options.positions.some((p) => p.method === "generate")
+      ? "; break and drop only at streamed calls"
+      : "";
+  const what = options.pairs
+    ? `pairs of ${n} position${n === 1 ? "" : "s"}, ${k} kind${k === 1 ? "" : "s"} each`
+    : `${n} position${n === 1 ? "" : "s"} x ${k} kind${k === 1 ? "" : "s"}`;
   return `${plans} (${what}${skipped})`;
 }
 

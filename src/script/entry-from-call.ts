@@ -43,7 +43,8 @@ export function errorOf(status: { code: number; message: string; trailers: reado
 function argumentsOf(text: string): { args: string | Record<string, unknown>; valid: boolean } {
   try {
     const value: unknown = JSON.parse(text);
-    if (value !== null && typeof value === "object" && !Array.isArray(value) && JSON.stringify(value) === text) return { args: value as Record<string, unknown>, valid: true };
+    if (value !== null && typeof value === "object" && !Array.isArray(value) && JSON.stringify(value) === text)
+      return { args: value as Record<string, unknown>, valid: true };
     return { args: text, valid: true };
   } catch {
     return { args: text, valid: false };
@@ -114,7 +115,14 @@ function clientSeesDifferently(call: EpisodeCall, entry: EntryInput): string | u
   const reply = entry.reply;
   if (call.method !== CallMethod.GENERATE_STREAM || !entry.break || reply === undefined || typeof reply === "string") return undefined;
   const text = reply.text ?? reply.chunks?.join("") ?? "";
-  const expected = call.sentTextChunks.length > 0 ? call.sentTextChunks : derivedSentText(call.response?.message?.content ?? "", (call.response?.message?.toolCalls ?? []).map((t) => t.arguments), call.chunksSent);
+  const expected =
+    call.sentTextChunks.length > 0
+      ? call.sentTextChunks
+      : derivedSentText(
+          call.response?.message?.content ?? "",
+          (call.response?.message?.toolCalls ?? []).map((t) => t.arguments),
+          call.chunksSent,
+        );
   if (!expected) return undefined;
   const chunks = reply.chunks ?? (typeof reply.chunking === "object" ? Array.from(text) : splitChunks(text, { kind: "words" }));
   const replayed = chunks.slice(0, entry.break.after_chunks);
@@ -148,14 +156,17 @@ export function entryFromCall(call: EpisodeCall): CallEntry {
   let defaultModel: string | undefined;
   if (response && call.request) {
     if (call.request.model === "") defaultModel = response.model;
-    else if (call.request.model !== response.model) problems.push(`the reply names model ${JSON.stringify(response.model)} but the request asked for ${JSON.stringify(call.request.model)}`);
+    else if (call.request.model !== response.model)
+      problems.push(`the reply names model ${JSON.stringify(response.model)} but the request asked for ${JSON.stringify(call.request.model)}`);
   }
   // A call a fault plan struck names no entry either, but was no miss: it gets its own notes.
   if (call.fault) {
     problems.push(`a fault plan's ${call.fault.rule} struck this call; the entry scripts what it did`);
     // A scripted timeout's message is the engine's and names its entry; a script cannot set it.
     if (call.outcome === Outcome.TIMED_OUT) {
-      problems.push(`the plan's timeout said ${JSON.stringify(status?.message ?? "")}; the replay's will say "scripted timeout at" the entry that answers it, since a scripted timeout's message names its entry`);
+      problems.push(
+        `the plan's timeout said ${JSON.stringify(status?.message ?? "")}; the replay's will say "scripted timeout at" the entry that answers it, since a scripted timeout's message names its entry`,
+      );
     }
   } else if (call.entry === "" && call.outcome !== Outcome.DEADLINE_EXCEEDED && call.outcome !== Outcome.CANCELLED) {
     problems.push("no entry answered this call in the recording (a miss, a spent list or a refused step); it is scripted as the status it got");
@@ -195,10 +206,13 @@ export function entryFromCall(call: EpisodeCall): CallEntry {
         delete entry.latency;
         entry.reply = { text: sent.join(""), chunks: [...sent] };
         entry.break = { after_chunks: call.chunksSent, then: "hang" };
-        problems.push(`the caller cut the stream off after ${call.chunksSent} chunks: scripted as those chunks and a hang the same deadline or cancel ends, which the replay's episode records as a break`);
+        problems.push(
+          `the caller cut the stream off after ${call.chunksSent} chunks: scripted as those chunks and a hang the same deadline or cancel ends, which the replay's episode records as a break`,
+        );
         break;
       }
-      if (call.chunksSent > 0) problems.push(`the caller cut the stream off after ${call.chunksSent} chunks, whose content the episode does not hold; scripted as a hang`);
+      if (call.chunksSent > 0)
+        problems.push(`the caller cut the stream off after ${call.chunksSent} chunks, whose content the episode does not hold; scripted as a hang`);
       entry.hang = true;
       break;
     }

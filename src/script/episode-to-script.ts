@@ -53,7 +53,13 @@ function placed(label: string, calls: { call: EpisodeCall; entry: CallEntry }[])
       const sameRequest = JSON.stringify(d.entry.request) === JSON.stringify(entry.entry.request);
       if (unaryOnly && !unary) d.entry = { ...entry.entry };
       const { name, match, times: _, request, ...after } = d.entry;
-      d.entry = { ...(name !== undefined ? { name } : {}), ...(match ? { match } : {}), times: (times ?? 1) + 1, ...after, ...(request && sameRequest ? { request } : {}) };
+      d.entry = {
+        ...(name !== undefined ? { name } : {}),
+        ...(match ? { match } : {}),
+        times: (times ?? 1) + 1,
+        ...after,
+        ...(request && sameRequest ? { request } : {}),
+      };
       if (request && !sameRequest) d.comments.push("written without request: it answered different requests in the recording");
       d.comments.push(...commentsOf(entry));
       unaryOnly &&= unary;
@@ -93,7 +99,10 @@ export function scriptFromEpisode(episode: Episode, source: string, match: Match
   for (const call of episode.calls) {
     // An embeddings call takes no entry: a replay derives the same vectors; the script's own are noted.
     if (call.method === CallMethod.EMBED) {
-      if (call.embedResponse?.data.some((d) => d.entry !== "")) problems.push(`call ${call.sequence}: an embeddings call answered by the script's embeddings: vectors, which are not written back; copy its embeddings: section`);
+      if (call.embedResponse?.data.some((d) => d.entry !== ""))
+        problems.push(
+          `call ${call.sequence}: an embeddings call answered by the script's embeddings: vectors, which are not written back; copy its embeddings: section`,
+        );
       continue;
     }
     const entry = entryFromCall(call);
@@ -107,7 +116,9 @@ export function scriptFromEpisode(episode: Episode, source: string, match: Match
     list.push({ call, entry });
   }
   if (episode.faultPlan) {
-    problems.push(`the episode ran under the fault plan ${JSON.stringify(episode.faultPlan.name)}: its faults are scripted as plain failures, so the replayed episode has no fault_plan and no per-call fault`);
+    problems.push(
+      `the episode ran under the fault plan ${JSON.stringify(episode.faultPlan.name)}: its faults are scripted as plain failures, so the replayed episode has no fault_plan and no per-call fault`,
+    );
   }
   if (models.size > 1) problems.push(`calls that named no model got replies naming ${[...models].join(", ")}; a script names one default model`);
   const lists: DraftList[] = [];
@@ -117,7 +128,10 @@ export function scriptFromEpisode(episode: Episode, source: string, match: Match
     if (!entries) {
       entries = calls.map(({ entry }) => ({ comments: commentsOf(entry), entry: entry.entry }));
       const moved = calls.filter(({ call }, i) => call.entry !== "" && call.entry !== `${label}[${i}]`).length;
-      if (moved > 0) problems.push(`${label}: the recording used its entries out of call order or gave one entry different answers, so its entries are written one per call and ${moved} call${moved === 1 ? "" : "s"} will name a different entry`);
+      if (moved > 0)
+        problems.push(
+          `${label}: the recording used its entries out of call order or gave one entry different answers, so its entries are written one per call and ${moved} call${moved === 1 ? "" : "s"} will name a different entry`,
+        );
     }
     lists.push({ key, entries });
   }

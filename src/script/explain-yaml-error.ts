@@ -46,7 +46,12 @@ export function explainYamlError(e: YAMLError, text: string): YamlProblem {
       const after = /[ \t]*/y;
       after.lastIndex = pos;
       after.exec(text);
-      return { offset: pos, pathOffset: after.lastIndex, message: "a tab is used for indentation", hint: "YAML indents with spaces only: replace the tab with spaces" };
+      return {
+        offset: pos,
+        pathOffset: after.lastIndex,
+        message: "a tab is used for indentation",
+        hint: "YAML indents with spaces only: replace the tab with spaces",
+      };
     }
     case "BAD_INDENT": {
       // The parser says "must be sufficiently indented and end with a ]" at the end of the text;
@@ -89,15 +94,27 @@ export function explainYamlError(e: YAMLError, text: string): YamlProblem {
       const quote = /closing (["'])quote/.exec(first)?.[1];
       if (quote) {
         const open = text.lastIndexOf(quote, pos - 1);
-        return { offset: open >= 0 ? open : pos, message: `this ${quote === '"' ? "double" : "single"}-quoted text is not closed`, hint: `add the closing ${quote} at the end of the text` };
+        return {
+          offset: open >= 0 ? open : pos,
+          message: `this ${quote === '"' ? "double" : "single"}-quoted text is not closed`,
+          hint: `add the closing ${quote} at the end of the text`,
+        };
       }
       if (first.startsWith("Sequence item without")) {
-        return { offset: pastIndentation(text, pos), message: "a list item without its `- `", hint: "start the item with `- `, or indent it like the keys of the item above" };
+        return {
+          offset: pastIndentation(text, pos),
+          message: "a list item without its `- `",
+          hint: "start the item with `- `, or indent it like the keys of the item above",
+        };
       }
       return { offset: pastIndentation(text, pos), message: "expected `key: value` here", hint: "a key needs a colon and a space after it" };
     }
     case "MULTILINE_IMPLICIT_KEY":
-      return { offset: pastIndentation(text, pos), message: "a key runs over more than one line", hint: "check for a missing colon, or a missing closing quote above" };
+      return {
+        offset: pastIndentation(text, pos),
+        message: "a key runs over more than one line",
+        hint: "check for a missing colon, or a missing closing quote above",
+      };
     case "UNEXPECTED_TOKEN":
       if (text[pos - 1] === "'") {
         return { offset: pos, message: "text after the end of a single-quoted text", hint: "inside single quotes write '' for one ', or use double quotes" };

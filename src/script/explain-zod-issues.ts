@@ -69,7 +69,8 @@ export function explainZodIssues(
         const here = schemasAt(schema, path).filter((s) => defOf(s).type === "object");
         const allowed = keysOf(here);
         for (const key of issue.keys) {
-          const hint = budget.guesses-- > 0 ? unknownKeyHint(key, allowed, schema, path) : allowed.length ? `allowed keys here: ${allowed.join(", ")}` : undefined;
+          const hint =
+            budget.guesses-- > 0 ? unknownKeyHint(key, allowed, schema, path) : allowed.length ? `allowed keys here: ${allowed.join(", ")}` : undefined;
           out.push({ path, key, message: path.length ? `unknown key \`${key}\`` : `unknown top-level key \`${key}\``, hint });
         }
         break;
@@ -100,7 +101,11 @@ export function explainZodIssues(
         if (single && values[0] === true) hint = `write \`${String(last)}: true\`, or remove the key`;
         else if (last === "version") hint = "1 is the only version of the format so far";
         else if (!hint && typeof value === "string" && values.some((v) => String(v).toLowerCase() === value.toLowerCase())) hint = "values are case-sensitive";
-        out.push({ path, message: `expected ${single ? JSON.stringify(values[0]) : `one of ${values.map((v) => JSON.stringify(v)).join(", ")}`}, got ${got}`, hint });
+        out.push({
+          path,
+          message: `expected ${single ? JSON.stringify(values[0]) : `one of ${values.map((v) => JSON.stringify(v)).join(", ")}`}, got ${got}`,
+          hint,
+        });
         break;
       }
       case "too_small": {
@@ -111,7 +116,11 @@ export function explainZodIssues(
         } else {
           const bound = issue.inclusive ? `at least ${issue.minimum}` : `more than ${issue.minimum}`;
           const duration = durationKeys.has(String(last));
-          const hint = duration ? "a duration cannot be negative; use 0 for no wait" : last === "times" ? "times counts uses: 1 or more; repeat: true for no limit" : undefined;
+          const hint = duration
+            ? "a duration cannot be negative; use 0 for no wait"
+            : last === "times"
+              ? "times counts uses: 1 or more; repeat: true for no limit"
+              : undefined;
           out.push({ path, message: `must be ${bound}, got ${got}`, hint });
         }
         break;

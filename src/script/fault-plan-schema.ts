@@ -21,7 +21,9 @@ export const FaultAtSchema = z
     count: z
       .enum(["all", "clean"])
       .optional()
-      .describe("With step or match: which calls the occurrence counts. all (default): every call, retries included. clean: only calls no fault struck, so occurrence K is the K-th call of the clean run."),
+      .describe(
+        "With step or match: which calls the occurrence counts. all (default): every call, retries included. clean: only calls no fault struck, so occurrence K is the K-th call of the clean run.",
+      ),
   })
   .describe("Where the rule strikes: {call: N}, {step: S, occurrence: K} or {match: {...}, occurrence: K}.");
 
@@ -34,7 +36,9 @@ export const FaultRuleSchema = z
     hang: z.literal(true).optional().describe("Never answer: the caller's deadline or cancel ends the call."),
     break: BreakSchema.optional().describe("Stream the script's reply and break after N chunks (error, hang or drop)."),
     answer: z.literal(true).optional().describe("Answer as the script says (with latency, if given)."),
-    latency: LatencySchema.optional().describe("Declared latency of the faulted call, in place of the entry's; alone, it means latency and then the script's answer."),
+    latency: LatencySchema.optional().describe(
+      "Declared latency of the faulted call, in place of the entry's; alone, it means latency and then the script's answer.",
+    ),
   })
   .describe("A fault at one point of the episode.");
 
@@ -44,9 +48,15 @@ const rate = z.number().min(0).max(1).describe("Probability per call in scope, 0
 export const ChaosSchema = z
   .strictObject({
     seed: z
-      .union([z.int().nonnegative().max(Number.MAX_SAFE_INTEGER), z.string().regex(/^\d{1,20}$/, { error: "expected the seed as a whole number, or a decimal text up to 18446744073709551615" })], {
-        error: "expected the seed as a whole number (0 to 2^53-1), or a decimal text up to 18446744073709551615",
-      })
+      .union(
+        [
+          z.int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+          z.string().regex(/^\d{1,20}$/, { error: "expected the seed as a whole number, or a decimal text up to 18446744073709551615" }),
+        ],
+        {
+          error: "expected the seed as a whole number (0 to 2^53-1), or a decimal text up to 18446744073709551615",
+        },
+      )
       .describe("The seed: a whole number, or a decimal text for seeds past 2^53 (at most 2^64-1)."),
     rates: z
       .strictObject({ error: rate.optional(), timeout: rate.optional(), hang: rate.optional(), break: rate.optional(), latency: rate.optional() })
@@ -58,7 +68,11 @@ export const ChaosSchema = z
     scope: z
       .strictObject({
         steps: z.array(z.string()).min(1).optional().describe('Only calls with these step ids ("" for the main list).'),
-        methods: z.array(z.enum(["generate", "generate_stream"])).min(1).optional().describe("Only calls of these methods."),
+        methods: z
+          .array(z.enum(["generate", "generate_stream"]))
+          .min(1)
+          .optional()
+          .describe("Only calls of these methods."),
       })
       .optional()
       .describe("Only calls in scope draw a fault."),

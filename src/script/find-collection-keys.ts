@@ -42,7 +42,12 @@ export function findCollectionKeys(doc: Document, text: string): CollectionKey[]
       const written = holder?.range && templateLike.test(sourceOf(text, holder)) ? holder : pair.key;
       const source = sourceOf(text, written);
       if (!templateLike.test(source)) {
-        report(pair.key, false, "a list or mapping is used as a key", "keys are texts: quote a key that holds { } [ ], or remove the `? ` that starts a complex key");
+        report(
+          pair.key,
+          false,
+          "a list or mapping is used as a key",
+          "keys are texts: quote a key that holds { } [ ], or remove the `? ` that starts a complex key",
+        );
         return;
       }
       // As a value in a block mapping the whole rest of the line is one text (`reply: {{last_user}}
@@ -51,7 +56,10 @@ export function findCollectionKeys(doc: Document, text: string): CollectionKey[]
       let value = source;
       if (written === holder && outer && !outer.flow) {
         const end = text.indexOf("\n", written.range![0]);
-        value = text.slice(written.range![0], end < 0 ? undefined : end).replace(/\s+#.*$/, "").trim();
+        value = text
+          .slice(written.range![0], end < 0 ? undefined : end)
+          .replace(/\s+#.*$/, "")
+          .trim();
       }
       report(written, true, "a {{variable}} must be quoted: unquoted, YAML reads it as a mapping", `write ${quote(value)}`);
     },

@@ -1,3 +1,5 @@
+// Longer than 250 lines because it is the one path from text to a checked script or fault plan:
+// validation whose every issue names file, line, column and field, shared by both.
 import { dirname } from "node:path";
 import type { z } from "zod";
 import { isScalar, LineCounter } from "yaml";
@@ -80,13 +82,28 @@ export function onlyScriptErrors<T>(file: string, what: "script" | "fault plan",
     if (err instanceof ScriptError) throw err.what === what ? err : new ScriptError(err.issues, what);
     // A stack trace helps no script author, and must not become a crash or an INTERNAL status.
     const why = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-    throw new ScriptError([{ file, line: 0, column: 0, path: "", message: `modelstub could not load the ${what}: ${why}`, hint: `this is a bug in modelstub: please report it with the ${what === "script" ? "script" : "plan"}` }], what);
+    throw new ScriptError(
+      [
+        {
+          file,
+          line: 0,
+          column: 0,
+          path: "",
+          message: `modelstub could not load the ${what}: ${why}`,
+          hint: `this is a bug in modelstub: please report it with the ${what === "script" ? "script" : "plan"}`,
+        },
+      ],
+      what,
+    );
   }
 }
 
 /** A script text as the schema validated it (what compileScript takes), and how to place a problem. */
 function validateScript(text: string, file: string): { input: ScriptInput; toIssue: (p: PathIssue) => ScriptIssue; refused?: Refused } {
-  return validateText(text, file, ScriptSchema, { message: "the script is empty", hint: "a script is a mapping with `entries:` (a list of replies) or `steps:`" });
+  return validateText(text, file, ScriptSchema, {
+    message: "the script is empty",
+    hint: "a script is a mapping with `entries:` (a list of replies) or `steps:`",
+  });
 }
 
 /**
@@ -169,7 +186,8 @@ export function validateText<S extends z.ZodType>(
   const aliasProblems = checkAliases(doc);
   if (aliasProblems.length > 0) throw new ScriptError(sortIssues(aliasProblems.map((p) => issue(p.offset, pathAt(doc, p.offset), p.message, p.hint))));
   const tagProblems = findForeignTags(doc);
-  if (tagProblems.length > 0) throw new ScriptError(sortIssues(tagProblems.map((p) => issue(tagStart(text, p.offset), pathAt(doc, p.offset), p.message, p.hint))));
+  if (tagProblems.length > 0)
+    throw new ScriptError(sortIssues(tagProblems.map((p) => issue(tagStart(text, p.offset), pathAt(doc, p.offset), p.message, p.hint))));
   const input: unknown = doc.toJS({ maxAliasCount: -1 });
   const valid = schema.safeParse(input);
   if (valid.success) return { input: valid.data, toIssue };
@@ -181,7 +199,11 @@ export function validateText<S extends z.ZodType>(
   };
   const repaired = repairInput(input, refused, reparse);
   if (!repaired) throw new ScriptError(sortIssues(refused.map(toIssue)));
-  return { input: repaired.data as z.output<S>, toIssue, refused: { issues: refused.map(toIssue), removed: repaired.removed, originalPath: repaired.originalPath } };
+  return {
+    input: repaired.data as z.output<S>,
+    toIssue,
+    refused: { issues: refused.map(toIssue), removed: repaired.removed, originalPath: repaired.originalPath },
+  };
 }
 
 /** What the schema refused, once the rest of the input was repaired to be checked further. */

@@ -85,7 +85,9 @@ export function parseYamlBounded(
     if (!doc) doc = next;
     else {
       // As parseDocument says it.
-      doc.errors.push(new YAMLParseError([next.range[0], next.range[1]], "MULTIPLE_DOCS", "Source contains multiple documents; please use YAML.parseAllDocuments()"));
+      doc.errors.push(
+        new YAMLParseError([next.range[0], next.range[1]], "MULTIPLE_DOCS", "Source contains multiple documents; please use YAML.parseAllDocuments()"),
+      );
       break;
     }
   }

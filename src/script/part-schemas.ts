@@ -11,13 +11,11 @@ import { codeNames, type CodeName } from "../shared/status-code.js";
 const durationText = /^\d+(\.\d+)?\s*(ms|s|m)$/;
 
 /** A declared wait: whole milliseconds, or a text like `250ms`, `1.5s`, `2m`. */
-export const DurationSchema = z.union(
-  [
-    z.int().nonnegative(),
-    z.string().regex(durationText, { error: "expected a duration like 250ms, 1.5s or 2m" }),
-  ],
-  { error: "expected a duration: a whole number of milliseconds, or a text like 250ms, 1.5s or 2m" },
-).describe("A declared wait: whole milliseconds, or a text like 250ms, 1.5s, 2m.");
+export const DurationSchema = z
+  .union([z.int().nonnegative(), z.string().regex(durationText, { error: "expected a duration like 250ms, 1.5s or 2m" })], {
+    error: "expected a duration: a whole number of milliseconds, or a text like 250ms, 1.5s or 2m",
+  })
+  .describe("A declared wait: whole milliseconds, or a text like 250ms, 1.5s, 2m.");
 
 const LatencyObjectSchema = z
   .strictObject({
@@ -43,43 +41,63 @@ type ErrorCodeName = Exclude<CodeName, "OK">;
 const errorCodeNames = codeNames.filter((n): n is ErrorCodeName => n !== "OK") as [ErrorCodeName, ...ErrorCodeName[]];
 
 /** A status to end a call with. */
-export const ErrorSchema = z.strictObject({
-  code: z
-    .union([z.enum(errorCodeNames), z.int().min(1).max(16)], {
-      error: `expected a gRPC status code name (${codeNames.slice(1).join(", ")}) or a number from 1 to 16`,
-    })
-    .describe("gRPC status code, by name (UNAVAILABLE) or number (14)."),
-  message: z.string().optional().describe("Status message the client sees (default: scripted error at <entry>)."),
-  trailers: z
-    .record(z.string().regex(metadataKey, { error: "trailer names are lowercase and start with a letter, like retry-after-ms" }), z.string())
-    .optional()
-    .describe("Trailing metadata, in this order (e.g. retry-after-ms): printable ASCII values; a name ending in -bin takes base64; no grpc-* or HTTP connection names."),
-}).describe("End the call with this gRPC status.");
+export const ErrorSchema = z
+  .strictObject({
+    code: z
+      .union([z.enum(errorCodeNames), z.int().min(1).max(16)], {
+        error: `expected a gRPC status code name (${codeNames.slice(1).join(", ")}) or a number from 1 to 16`,
+      })
+      .describe("gRPC status code, by name (UNAVAILABLE) or number (14)."),
+    message: z.string().optional().describe("Status message the client sees (default: scripted error at <entry>)."),
+    trailers: z
+      .record(z.string().regex(metadataKey, { error: "trailer names are lowercase and start with a letter, like retry-after-ms" }), z.string())
+      .optional()
+      .describe(
+        "Trailing metadata, in this order (e.g. retry-after-ms): printable ASCII values; a name ending in -bin takes base64; no grpc-* or HTTP connection names.",
+      ),
+  })
+  .describe("End the call with this gRPC status.");
 
 /** A scripted stream break. */
-export const BreakSchema = z.strictObject({
-  after_chunks: z.int().nonnegative().max(maxUint32).describe("Content chunks delivered before the break (at most the chunks the reply has)."),
-  then: z.enum(["error", "hang", "drop"]).describe("error: end with a status; hang: wait for the caller's deadline; drop: reset the stream."),
-  error: ErrorSchema.optional().describe("With then: error (default UNAVAILABLE)."),
-}).describe("Break the stream after N chunks.");
+export const BreakSchema = z
+  .strictObject({
+    after_chunks: z.int().nonnegative().max(maxUint32).describe("Content chunks delivered before the break (at most the chunks the reply has)."),
+    then: z.enum(["error", "hang", "drop"]).describe("error: end with a status; hang: wait for the caller's deadline; drop: reset the stream."),
+    error: ErrorSchema.optional().describe("With then: error (default UNAVAILABLE)."),
+  })
+  .describe("Break the stream after N chunks.");
 
 /** Conditions on the request; all given ones must hold. */
-export const MatchSchema = z.strictObject({
-  contains: z.string().optional().describe("The last user message contains this text."),
-  regex: z.string().optional().describe("The last user message (its first 65,536 characters) matches this regex: JavaScript syntax without backreferences or lookarounds, run in linear time (RE2); groups fill {{match.N}} / {{match.NAME}}."),
-  ignore_case: z.boolean().optional().describe("contains, conversation_contains and regex ignore case."),
-  conversation_contains: z.string().optional().describe("Some user message of the conversation (the last one or an earlier one) contains this text: a later turn of a conversation that a marker started."),
-  model: z.string().optional().describe("The request's model is exactly this."),
-  unknown_model: z
-    .boolean()
-    .optional()
-    .describe("true: the request names a model the script's models: do not list (with no models:, any but its default model), as for a 404 model_not_found; false: a listed model or none."),
-  tool_result: z
-    .union([z.boolean(), z.string()])
-    .optional()
-    .describe("true: the last message is a tool result; a name: a result of that tool; false: not a tool result."),
-  turn: z.int().nonnegative().optional().describe("The number of assistant messages before this call: 0 on the first call."),
-}).describe("Conditions on the request; all given ones must hold. No match: any request.");
+export const MatchSchema = z
+  .strictObject({
+    contains: z.string().optional().describe("The last user message contains this text."),
+    regex: z
+      .string()
+      .optional()
+      .describe(
+        "The last user message (its first 65,536 characters) matches this regex: JavaScript syntax without backreferences or lookarounds, run in linear time (RE2); groups fill {{match.N}} / {{match.NAME}}.",
+      ),
+    ignore_case: z.boolean().optional().describe("contains, conversation_contains and regex ignore case."),
+    conversation_contains: z
+      .string()
+      .optional()
+      .describe(
+        "Some user message of the conversation (the last one or an earlier one) contains this text: a later turn of a conversation that a marker started.",
+      ),
+    model: z.string().optional().describe("The request's model is exactly this."),
+    unknown_model: z
+      .boolean()
+      .optional()
+      .describe(
+        "true: the request names a model the script's models: do not list (with no models:, any but its default model), as for a 404 model_not_found; false: a listed model or none.",
+      ),
+    tool_result: z
+      .union([z.boolean(), z.string()])
+      .optional()
+      .describe("true: the last message is a tool result; a name: a result of that tool; false: not a tool result."),
+    turn: z.int().nonnegative().optional().describe("The number of assistant messages before this call: 0 on the first call."),
+  })
+  .describe("Conditions on the request; all given ones must hold. No match: any request.");
 
 const sha256Hex = /^[0-9a-f]{64}$/;
 
@@ -89,7 +107,10 @@ const RecordedTextSchema = z
     [
       z.string(),
       z.strictObject({
-        sha256: z.string().regex(sha256Hex, { error: "expected the text's SHA-256 as 64 lowercase hex digits" }).describe("The SHA-256 of the text's UTF-8 bytes, in lowercase hex."),
+        sha256: z
+          .string()
+          .regex(sha256Hex, { error: "expected the text's SHA-256 as 64 lowercase hex digits" })
+          .describe("The SHA-256 of the text's UTF-8 bytes, in lowercase hex."),
         begins: z.string().optional().describe("How the text begins, for people and for the replay's diff; not compared."),
       }),
     ],
@@ -126,4 +147,6 @@ export const RequestMatchSchema = z
 /** How a replay holds requests to the entries' recorded `request:`. */
 export const ReplayModeSchema = z
   .enum(["strict", "unordered", "order-only"])
-  .describe("strict (default): each request must match the entry that answers it, the next in its list; unordered: the first unused entry whose request matches answers; order-only: requests are not compared.");
+  .describe(
+    "strict (default): each request must match the entry that answers it, the next in its list; unordered: the first unused entry whose request matches answers; order-only: requests are not compared.",
+  );

@@ -54,6 +54,15 @@ export async function readSourceFile(path: string): Promise<string> {
   } catch (err) {
     if (err instanceof ScriptError) throw err;
     const reason = (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message;
-    throw new ScriptError([{ file: path, line: 0, column: 0, path: "", message: `cannot read the file: ${reason}`, hint: "check the path; a relative path starts from the current directory" }]);
+    throw new ScriptError([
+      {
+        file: path,
+        line: 0,
+        column: 0,
+        path: "",
+        message: `cannot read the file: ${reason}`,
+        hint: "check the path; a relative path starts from the current directory",
+      },
+    ]);
   }
 }

@@ -22,7 +22,8 @@ export function textFilesIn(folder: string): TextFileReader {
   return (name) => {
     if (isAbsolute(name) || name.split(/[\\/]/).includes("..")) throw new Error("a text_file is a path relative to the script's folder, inside it (no `..`)");
     const buffer = readFileSync(join(folder, name));
-    if (buffer.length > maxTextFileBytes) throw new Error(`the file is ${buffer.length} bytes; a text_file holds at most ${maxTextFileBytes} (${maxTextFileBytes / 1024 / 1024} MiB)`);
+    if (buffer.length > maxTextFileBytes)
+      throw new Error(`the file is ${buffer.length} bytes; a text_file holds at most ${maxTextFileBytes} (${maxTextFileBytes / 1024 / 1024} MiB)`);
     return buffer.toString("utf8");
   };
 }
@@ -53,7 +54,11 @@ export function resolveTextFiles(input: ScriptInput, read: TextFileReader | unde
         return;
       }
       if (!read) {
-        problems.push({ path, message: "a text_file can only be read from a script loaded from a file", hint: "serve or load the script by its file name, or write the text in the script" });
+        problems.push({
+          path,
+          message: "a text_file can only be read from a script loaded from a file",
+          hint: "serve or load the script by its file name, or write the text in the script",
+        });
         return;
       }
       try {
@@ -66,7 +71,11 @@ export function resolveTextFiles(input: ScriptInput, read: TextFileReader | unde
         reply.text = text;
       } catch (err) {
         const why = (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message;
-        problems.push({ path, message: `cannot read text_file ${JSON.stringify(name)}: ${why}`, hint: "a text_file's path is relative to the folder of the script" });
+        problems.push({
+          path,
+          message: `cannot read text_file ${JSON.stringify(name)}: ${why}`,
+          hint: "a text_file's path is relative to the folder of the script",
+        });
       }
     });
   }
@@ -79,7 +88,8 @@ export function textFilesHeld(files: ReadonlyMap<string, string>): TextFileReade
     const text = files.get(name);
     if (text === undefined) throw Object.assign(new Error("no such file"), { code: "ENOENT" });
     const bytes = Buffer.byteLength(text, "utf8");
-    if (bytes > maxTextFileBytes) throw new Error(`the file is ${bytes} bytes; a text_file holds at most ${maxTextFileBytes} (${maxTextFileBytes / 1024 / 1024} MiB)`);
+    if (bytes > maxTextFileBytes)
+      throw new Error(`the file is ${bytes} bytes; a text_file holds at most ${maxTextFileBytes} (${maxTextFileBytes / 1024 / 1024} MiB)`);
     return text;
   };
 }

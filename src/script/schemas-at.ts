@@ -89,7 +89,9 @@ export function expectedWords(schema: AnySchema): string {
     case "record":
       return "a mapping";
     case "enum":
-      return `one of ${Object.values(def["entries"] as object).map((v) => JSON.stringify(v)).join(", ")}`;
+      return `one of ${Object.values(def["entries"] as object)
+        .map((v) => JSON.stringify(v))
+        .join(", ")}`;
     case "literal":
       return (def["values"] as unknown[]).map((v) => JSON.stringify(v)).join(" or ");
     case "union":
@@ -106,7 +108,13 @@ export function descriptionAt(schema: AnySchema, path: readonly (string | number
   for (const parent of schemasAt(schema, path.slice(0, -1))) {
     const d = defOf(parent);
     let field: AnySchema | undefined =
-      d.type === "object" ? (d["shape"] as Record<string, AnySchema>)[String(last)] : d.type === "array" ? (d["element"] as AnySchema) : d.type === "record" ? (d["valueType"] as AnySchema) : undefined;
+      d.type === "object"
+        ? (d["shape"] as Record<string, AnySchema>)[String(last)]
+        : d.type === "array"
+          ? (d["element"] as AnySchema)
+          : d.type === "record"
+            ? (d["valueType"] as AnySchema)
+            : undefined;
     while (field) {
       const text = (field as { description?: string }).description;
       if (text) return text;
@@ -147,15 +155,18 @@ export function unionOptions(schema: AnySchema, path: readonly PropertyKey[]): A
   // schemasAt spreads unions; walk to the parent and take the field's own union options.
   const parentPath = path.slice(0, -1);
   const last = path[path.length - 1];
-  const direct = path.length === 0 ? [unwrap(schema)] : schemasAt(schema, parentPath).flatMap((p) => {
-    const d = defOf(p);
-    if (d.type === "object") {
-      const f = (d["shape"] as Record<string, AnySchema>)[String(last)];
-      return f ? [unwrap(f)] : [];
-    }
-    if (d.type === "array") return [unwrap(d["element"] as AnySchema)];
-    if (d.type === "record") return [unwrap(d["valueType"] as AnySchema)];
-    return [];
-  });
+  const direct =
+    path.length === 0
+      ? [unwrap(schema)]
+      : schemasAt(schema, parentPath).flatMap((p) => {
+          const d = defOf(p);
+          if (d.type === "object") {
+            const f = (d["shape"] as Record<string, AnySchema>)[String(last)];
+            return f ? [unwrap(f)] : [];
+          }
+          if (d.type === "array") return [unwrap(d["element"] as AnySchema)];
+          if (d.type === "record") return [unwrap(d["valueType"] as AnySchema)];
+          return [];
+        });
   return direct.flatMap((u) => (defOf(u).type === "union" ? (defOf(u)["options"] as AnySchema[]) : []));
 }

@@ -39,7 +39,8 @@ export interface ScriptCompiler {
 function reporting(file: string, what: "script" | "fault plan"): { report: (path: (string | number)[], message: string) => void; check: () => void } {
   const issues: ScriptIssue[] = [];
   return {
-    report: (path, message) => issues.push({ file, line: 0, column: 0, path: path.join("."), message, hint: "this is a bug in modelstub: please report it with the text" }),
+    report: (path, message) =>
+      issues.push({ file, line: 0, column: 0, path: path.join("."), message, hint: "this is a bug in modelstub: please report it with the text" }),
     check: () => {
       if (issues.length > 0) throw new ScriptError(issues, what);
     },

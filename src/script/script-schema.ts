@@ -14,25 +14,25 @@ export { BreakSchema, DurationSchema, ErrorSchema, LatencySchema, MatchSchema, R
  */
 
 /** How a reply is cut into stream chunks when no explicit chunks are given. */
-export const ChunkingSchema = z.union(
-  [
-    z.enum(["words", "none"]),
-    z.strictObject({ chars: z.int().positive().describe("Characters (code points) per chunk.") }),
-  ],
-  { error: "expected a chunking rule: words, none, or a mapping like {chars: 8}" },
-).describe("How the text is cut into stream chunks: words (default; each word with its following space), none (one chunk), or {chars: N}.");
+export const ChunkingSchema = z
+  .union([z.enum(["words", "none"]), z.strictObject({ chars: z.int().positive().describe("Characters (code points) per chunk.") })], {
+    error: "expected a chunking rule: words, none, or a mapping like {chars: 8}",
+  })
+  .describe("How the text is cut into stream chunks: words (default; each word with its following space), none (one chunk), or {chars: N}.");
 
 /** One tool call of a reply. */
-export const ToolCallSchema = z.strictObject({
-  name: z.string().min(1).describe("The tool's name."),
-  arguments: z
-    .union([z.string(), z.record(z.string(), z.unknown())], {
-      error: "expected the arguments as a mapping (written as JSON for you) or as a JSON text",
-    })
-    .optional()
-    .describe("A mapping (serialized as JSON, templates filled in its strings) or a JSON text."),
-  id: z.string().min(1).optional().describe("Fixed id; by default call-<session>-<sequence>-<index>."),
-}).describe("A tool call of the reply.");
+export const ToolCallSchema = z
+  .strictObject({
+    name: z.string().min(1).describe("The tool's name."),
+    arguments: z
+      .union([z.string(), z.record(z.string(), z.unknown())], {
+        error: "expected the arguments as a mapping (written as JSON for you) or as a JSON text",
+      })
+      .optional()
+      .describe("A mapping (serialized as JSON, templates filled in its strings) or a JSON text."),
+    id: z.string().min(1).optional().describe("Fixed id; by default call-<session>-<sequence>-<index>."),
+  })
+  .describe("A tool call of the reply.");
 
 const FinishReasonSchema = z.enum(["stop", "length", "tool_calls", "content_filter"]).describe("Why the reply ended.");
 
@@ -42,16 +42,30 @@ const ReplyObjectSchema = z.strictObject({
     .string()
     .min(1)
     .optional()
-    .describe("A file holding the reply's text (read as `text` is), relative to the script's folder: for a text too long for the script (up to 1 MiB). Only in a script loaded from a file."),
+    .describe(
+      "A file holding the reply's text (read as `text` is), relative to the script's folder: for a text too long for the script (up to 1 MiB). Only in a script loaded from a file.",
+    ),
   tool_calls: z.array(ToolCallSchema).optional().describe("Tool calls the reply makes, in order."),
   finish_reason: FinishReasonSchema.optional().describe("Default: tool_calls when the reply calls tools, else stop."),
   usage: z
     .strictObject({
-      input_tokens: z.int().nonnegative().max(maxTokenCount).optional().describe("Default: the request's message contents and tool call names and arguments, by the token rule."),
-      output_tokens: z.int().nonnegative().max(maxTokenCount).optional().describe("Default: the reply's text and tool call names and arguments, by the token rule."),
+      input_tokens: z
+        .int()
+        .nonnegative()
+        .max(maxTokenCount)
+        .optional()
+        .describe("Default: the request's message contents and tool call names and arguments, by the token rule."),
+      output_tokens: z
+        .int()
+        .nonnegative()
+        .max(maxTokenCount)
+        .optional()
+        .describe("Default: the reply's text and tool call names and arguments, by the token rule."),
     })
     .optional()
-    .describe("Token counts; a count left out follows the token rule: each text counts its UTF-8 bytes / 4, rounded up on its own, and a count is the sum of its texts'."),
+    .describe(
+      "Token counts; a count left out follows the token rule: each text counts its UTF-8 bytes / 4, rounded up on its own, and a count is the sum of its texts'.",
+    ),
   chunks: z.array(z.string()).min(1).optional().describe("Explicit stream chunks of the text; they must join to the text (or give chunks alone)."),
   chunking: ChunkingSchema.optional(),
 });
@@ -85,16 +99,18 @@ const OnExhaustedSchema = z
   .describe("When every entry is spent: fail (default; FAILED_PRECONDITION), repeat-last (the last entry never runs out) or cycle (all entries start over).");
 
 /** A list of entries, or a mapping with the entries and what happens when they run out. */
-export const ListSchema = z.union(
-  [
-    z.array(EntrySchema),
-    z.strictObject({
-      on_exhausted: OnExhaustedSchema.optional(),
-      entries: z.array(EntrySchema).describe("The entries, tried in order: the first with uses left that matches answers."),
-    }),
-  ],
-  { error: "expected a list of entries, or a mapping with entries and on_exhausted" },
-).describe("A list of entries, or {on_exhausted, entries}.");
+export const ListSchema = z
+  .union(
+    [
+      z.array(EntrySchema),
+      z.strictObject({
+        on_exhausted: OnExhaustedSchema.optional(),
+        entries: z.array(EntrySchema).describe("The entries, tried in order: the first with uses left that matches answers."),
+      }),
+    ],
+    { error: "expected a list of entries, or a mapping with entries and on_exhausted" },
+  )
+  .describe("A list of entries, or {on_exhausted, entries}.");
 
 /** A model the script declares, for ListModels and the HTTP model lists. */
 export const ModelSchema = z

@@ -18,9 +18,22 @@ export function typeHint(expected: string, value: unknown, path: readonly (strin
 }
 
 const durationUnits: Record<string, string> = {
-  ms: "ms", msec: "ms", msecs: "ms", millis: "ms", millisecond: "ms", milliseconds: "ms",
-  s: "s", sec: "s", secs: "s", second: "s", seconds: "s",
-  m: "m", min: "m", mins: "m", minute: "m", minutes: "m",
+  ms: "ms",
+  msec: "ms",
+  msecs: "ms",
+  millis: "ms",
+  millisecond: "ms",
+  milliseconds: "ms",
+  s: "s",
+  sec: "s",
+  secs: "s",
+  second: "s",
+  seconds: "s",
+  m: "m",
+  min: "m",
+  mins: "m",
+  minute: "m",
+  minutes: "m",
 };
 
 /** `30 sec` -> `30s`: the duration the user most likely meant, when there is one. */

@@ -40,7 +40,13 @@ export async function whyUnwritable(path: string): Promise<string | undefined> {
   const info = await stat(dir).catch(() => undefined);
   if (!info) return `its folder ${dir} does not exist`;
   if (!info.isDirectory()) return `${dir} is not a folder`;
-  if (await access(dir, constants.W_OK).then(() => false, () => true)) return `its folder ${dir} is not writable`;
+  if (
+    await access(dir, constants.W_OK).then(
+      () => false,
+      () => true,
+    )
+  )
+    return `its folder ${dir} is not writable`;
   if ((await stat(path).catch(() => undefined))?.isDirectory()) return "it is a folder";
   return undefined;
 }

@@ -29,9 +29,18 @@ export interface ScriptDraft {
 }
 
 /** Mappings small enough to read on one line: `usage: { input_tokens: 3, output_tokens: 2 }`. */
-const flowPaths: (string | number)[][] = [["latency"], ["reply", "usage"], ["error", "trailers"], ["break", "error", "trailers"], ["match"], ["request", "tools"], ["request", "last_user"]];
+const flowPaths: (string | number)[][] = [
+  ["latency"],
+  ["reply", "usage"],
+  ["error", "trailers"],
+  ["break", "error", "trailers"],
+  ["match"],
+  ["request", "tools"],
+  ["request", "last_user"],
+];
 
-const comment = (indent: string, line: string) => `${indent}# ${line.replace(/[\r\n\u2028\u2029]+/g, " ").replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g, "?")}`.trimEnd();
+const comment = (indent: string, line: string) =>
+  `${indent}# ${line.replace(/[\r\n\u2028\u2029]+/g, " ").replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g, "?")}`.trimEnd();
 
 /**
  * A value as YAML text (no trailing line break), every string as the loader reads it back:
@@ -91,7 +100,13 @@ export function writeScript(draft: ScriptDraft): string {
   const lines: string[] = draft.header.map((h) => comment("", h));
   if (lines.length > 0) lines.push("");
   if (draft.name !== undefined) lines.push(yamlText({ name: draft.name }));
-  if (draft.models !== undefined && draft.models.length > 0) lines.push(yamlText({ models: draft.models }, draft.models.map((_, i) => ["models", i])));
+  if (draft.models !== undefined && draft.models.length > 0)
+    lines.push(
+      yamlText(
+        { models: draft.models },
+        draft.models.map((_, i) => ["models", i]),
+      ),
+    );
   if (draft.defaults !== undefined && Object.keys(draft.defaults).length > 0) lines.push(yamlText({ defaults: draft.defaults }, [["defaults", "latency"]]));
   if (draft.replay !== undefined) lines.push(yamlText({ replay: draft.replay }, [["replay"]]));
   const main = draft.lists.find((l) => l.key === "");

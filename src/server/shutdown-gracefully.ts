@@ -44,7 +44,12 @@ export async function shutdownGracefully(options: ShutdownOptions): Promise<Shut
   fronts.grpc?.health.set("NOT_SERVING");
   // While calls finish, the files of the episodes about to be written are readied: what is
   // left to do after the grace is then the least it can be (write-episode-file.ts).
-  recorder.prepare(stub.sessions().filter((s) => s.calls > 0 || s.running > 0).map((s) => s.name));
+  recorder.prepare(
+    stub
+      .sessions()
+      .filter((s) => s.calls > 0 || s.running > 0)
+      .map((s) => s.name),
+  );
   const { finished, leftMs, cutOff } = await drainThenCutOff(stub, options.graceMs, options.onGraceOver);
   // Closing gRPC at once could cut a response the transport is still writing.
   await fronts.close(Math.max(leftMs, statusFlushMs));

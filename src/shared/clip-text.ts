@@ -4,7 +4,10 @@
  */
 export function clipText(text: string, n = 60): string {
   // Only the head is looked at: a megabyte message costs no more than a short one.
-  const flat = text.slice(0, n * 4).replace(/\s+/g, " ").trim();
+  const flat = text
+    .slice(0, n * 4)
+    .replace(/\s+/g, " ")
+    .trim();
   return flat.length > n || text.length > n * 4 ? `${flat.slice(0, n)}…` : flat;
 }
 

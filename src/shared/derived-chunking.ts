@@ -25,7 +25,12 @@ function cutInto(text: string, n: number): string[] {
  * else explicit text chunks (tool call arguments keep the words rule, which explicit chunks do
  * not touch); undefined when no chunking of this text sends that many.
  */
-export function chunkingFor(text: string, args: readonly string[], sent: number, atLeast: boolean): { chunks?: string[]; chunking?: { chars: number } } | undefined {
+export function chunkingFor(
+  text: string,
+  args: readonly string[],
+  sent: number,
+  atLeast: boolean,
+): { chunks?: string[]; chunking?: { chars: number } } | undefined {
   const words = splitChunks(text, { kind: "words" }).length;
   const byWords = chunkCount(words, args, { kind: "words" });
   if (byWords === sent || (atLeast && byWords >= sent)) return {};
@@ -46,4 +51,3 @@ export function derivedSentText(text: string, args: readonly string[], sent: num
   if (!chunking) return undefined;
   return (chunking.chunking ? Array.from(text) : splitChunks(text, { kind: "words" })).slice(0, sent);
 }
-

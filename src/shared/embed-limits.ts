@@ -20,7 +20,8 @@ export const embedLimits = {
 /** Why a request of `inputs` texts and `dimensions` components is refused, naming its field; undefined within the limits. */
 export function embedLimitProblem(inputs: number, dimensions: number): { param: "input" | "dimensions"; message: string } | undefined {
   if (inputs === 0) return { param: "input", message: "input: expected at least one text to embed, got an empty list" };
-  if (inputs > embedLimits.inputs) return { param: "input", message: `input: ${inputs} texts, over the limit of ${embedLimits.inputs} in a request; send them in several requests` };
+  if (inputs > embedLimits.inputs)
+    return { param: "input", message: `input: ${inputs} texts, over the limit of ${embedLimits.inputs} in a request; send them in several requests` };
   if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > embedLimits.dimensions) {
     return { param: "dimensions", message: `dimensions: expected a whole number from 1 to ${embedLimits.dimensions}, got ${dimensions}` };
   }

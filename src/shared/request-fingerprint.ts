@@ -65,13 +65,33 @@ export function canonicalRequest(req: GenerateRequest): string {
     req.messages.map((m) => {
       const o: Record<string, unknown> = { role: roleNames[m.role] ?? m.role };
       put(o, "content", m.content);
-      put(o, "tool_calls", m.toolCalls.map((c) => { const t: Record<string, unknown> = {}; put(t, "id", c.id); put(t, "name", c.name); put(t, "arguments", c.arguments); return t; }));
+      put(
+        o,
+        "tool_calls",
+        m.toolCalls.map((c) => {
+          const t: Record<string, unknown> = {};
+          put(t, "id", c.id);
+          put(t, "name", c.name);
+          put(t, "arguments", c.arguments);
+          return t;
+        }),
+      );
       put(o, "tool_call_id", m.toolCallId);
       put(o, "name", m.name);
       return o;
     }),
   );
-  put(out, "tools", req.tools.map((t) => { const o: Record<string, unknown> = {}; put(o, "name", t.name); put(o, "description", t.description); put(o, "parameters", t.parametersJson); return o; }));
+  put(
+    out,
+    "tools",
+    req.tools.map((t) => {
+      const o: Record<string, unknown> = {};
+      put(o, "name", t.name);
+      put(o, "description", t.description);
+      put(o, "parameters", t.parametersJson);
+      return o;
+    }),
+  );
   const s = req.sampling;
   if (s) {
     const o: Record<string, unknown> = {};

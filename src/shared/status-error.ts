@@ -46,6 +46,8 @@ export class StatusError extends Error implements StatusFields {
 
   /** The status as a plain record, as the episode records it. */
   toStatus(): StatusFields {
-    return this.retryable === false ? { code: this.code, message: this.message, trailers: this.trailers, retryable: false } : { code: this.code, message: this.message, trailers: this.trailers };
+    return this.retryable === false
+      ? { code: this.code, message: this.message, trailers: this.trailers, retryable: false }
+      : { code: this.code, message: this.message, trailers: this.trailers };
   }
 }

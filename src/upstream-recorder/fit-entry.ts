@@ -16,7 +16,7 @@ const textFileFromBytes = 64 * 1024;
  * `recorded.unrecorded` says why). Changes `recorded` in place.
  */
 export function fitEntry(recorded: RecordedEntry, textFileName: string, textFiles: Map<string, string>): CompiledEntry {
-let compiled: CompiledEntry;
+  let compiled: CompiledEntry;
   // A long text goes beside the script, as a text_file: the script stays small enough to read
   // and to serve however long the answers (a script holds 512 KiB; a text_file up to 1 MiB).
   const reply = "reply" in recorded.entry && typeof recorded.entry.reply === "object" ? recorded.entry.reply : undefined;
@@ -38,7 +38,9 @@ let compiled: CompiledEntry;
       // is kept, cut by the words rule, which is also what the client is answered with.
       const { chunks, ...rest } = now;
       recorded.entry = { ...recorded.entry, reply: rest } as typeof recorded.entry;
-      recorded.comments.push(`--keep-chunks not kept: the upstream's ${chunks.length} chunks would pass the size an entry may hold (${why}); cut by the words rule`);
+      recorded.comments.push(
+        `--keep-chunks not kept: the upstream's ${chunks.length} chunks would pass the size an entry may hold (${why}); cut by the words rule`,
+      );
     }
     try {
       compiled = compileRecordedEntry(recorded.entry, textFiles);

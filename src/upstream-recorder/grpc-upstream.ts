@@ -3,8 +3,17 @@ import { deadlineStatus } from "../engine/execution.js";
 import { openGrpcPort } from "../port/grpc-port.js";
 import { ModelCallError } from "../port/model-port.js";
 import { Code } from "../shared/status-code.js";
-import { idleLimit, msSince, stalledMessage, type Upstream, type UpstreamBreak, type UpstreamCall, type UpstreamOptions, type UpstreamReply, type UpstreamResult } from "./upstream.js";
-
+import {
+  idleLimit,
+  msSince,
+  stalledMessage,
+  type Upstream,
+  type UpstreamBreak,
+  type UpstreamCall,
+  type UpstreamOptions,
+  type UpstreamReply,
+  type UpstreamResult,
+} from "./upstream.js";
 
 const finishNames: Record<number, UpstreamReply["finishReason"]> = {
   [FinishReason.STOP]: "stop",
@@ -35,7 +44,10 @@ function replyOf(res: GenerateResponse): UpstreamReply {
  */
 function droppedLink(err: ModelCallError): boolean {
   if (err.trailers.length > 0) return false;
-  return (err.code === Code.INTERNAL && /^Received RST_STREAM with code \d+/.test(err.details)) || (err.code === Code.UNAVAILABLE && err.details === "Connection dropped");
+  return (
+    (err.code === Code.INTERNAL && /^Received RST_STREAM with code \d+/.test(err.details)) ||
+    (err.code === Code.UNAVAILABLE && err.details === "Connection dropped")
+  );
 }
 
 /**
@@ -61,9 +73,17 @@ const deadlineSlackMs = 5;
  * own, or the recorder's --upstream-timeout, a timeout; the rest are errors.
  */
 function statusResult(err: unknown, totalMs: number, clientCut: boolean): UpstreamResult {
-  if (!(err instanceof ModelCallError)) return { kind: "error", code: Code.UNAVAILABLE, message: `upstream failed: ${(err as Error).message}`, trailers: [], totalMs };
+  if (!(err instanceof ModelCallError))
+    return { kind: "error", code: Code.UNAVAILABLE, message: `upstream failed: ${(err as Error).message}`, trailers: [], totalMs };
   // Before any content: a drop with nothing sent, which a replay resets the same way.
-  if (droppedLink(err)) return { kind: "reply", reply: { text: "", chunks: [], toolCalls: [], finishReason: "stop", usage: undefined, model: "" }, firstByteMs: totalMs, totalMs, broke: { afterChunks: 0, then: "drop", message: err.details } };
+  if (droppedLink(err))
+    return {
+      kind: "reply",
+      reply: { text: "", chunks: [], toolCalls: [], finishReason: "stop", usage: undefined, model: "" },
+      firstByteMs: totalMs,
+      totalMs,
+      broke: { afterChunks: 0, then: "drop", message: err.details },
+    };
   if (err.code === Code.DEADLINE_EXCEEDED) return clientCut ? { kind: "aborted", reason: "deadline", totalMs } : { kind: "timeout", totalMs };
   return { kind: "error", code: err.code, message: err.details, trailers: err.trailers.map(([k, v]) => [k, v]), totalMs };
 }
@@ -110,7 +130,14 @@ export function createGrpcUpstream(address: string, options: UpstreamOptions = {
       let firstByteMs = -1;
       let sent = 0;
       let lastChunkMs = 0;
-      const reply = (): UpstreamReply => ({ text: chunks.join(""), chunks, toolCalls: calls.filter((c) => c), finishReason: finishOf(finish, calls.length), usage, model });
+      const reply = (): UpstreamReply => ({
+        text: chunks.join(""),
+        chunks,
+        toolCalls: calls.filter((c) => c),
+        finishReason: finishOf(finish, calls.length),
+        usage,
+        model,
+      });
       try {
         for await (const f of port.generateStream(req, o)) {
           limit.touch();
@@ -134,7 +161,13 @@ export function createGrpcUpstream(address: string, options: UpstreamOptions = {
         }
         return { kind: "reply", reply: reply(), firstByteMs: Math.max(firstByteMs, 0), totalMs: msSince(t0) };
       } catch (err) {
-        const broke = (b: Omit<UpstreamBreak, "afterChunks">, totalMs = msSince(t0)): UpstreamResult => ({ kind: "reply", reply: reply(), firstByteMs, totalMs, broke: { afterChunks: sent, ...b } });
+        const broke = (b: Omit<UpstreamBreak, "afterChunks">, totalMs = msSince(t0)): UpstreamResult => ({
+          kind: "reply",
+          reply: reply(),
+          firstByteMs,
+          totalMs,
+          broke: { afterChunks: sent, ...b },
+        });
         // Cut off by the client part-way (its deadline, sent upstream with the call, or its
         // cancel): the upstream had stalled or was still sending. A hang after the chunks so far,
         // which the same deadline ends on replay, as a unary call cut off is a `hang: true`; its
@@ -143,7 +176,10 @@ export function createGrpcUpstream(address: string, options: UpstreamOptions = {
         if (sent > 0 && clientCut) return broke({ then: "hang", message: "" }, lastChunkMs);
         if (signal.aborted) return { kind: "aborted", reason: "cancelled", totalMs: msSince(t0) };
         // Silent past --upstream-timeout: recorded as openai-upstream.ts records it (why, there).
-        if (limit.signal.aborted) return sent > 0 ? broke({ then: "error", code: Code.DEADLINE_EXCEEDED, message: stalledMessage(timeoutMs) }, lastChunkMs) : { kind: "timeout", totalMs: msSince(t0) };
+        if (limit.signal.aborted)
+          return sent > 0
+            ? broke({ then: "error", code: Code.DEADLINE_EXCEEDED, message: stalledMessage(timeoutMs) }, lastChunkMs)
+            : { kind: "timeout", totalMs: msSince(t0) };
         if (sent > 0 && err instanceof ModelCallError) {
           if (droppedLink(err)) return broke({ then: "drop", message: err.details });
           return broke({ then: "error", message: err.details, code: err.code, trailers: err.trailers.map(([k, v]) => [k, v]) });

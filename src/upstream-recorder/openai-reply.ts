@@ -27,7 +27,8 @@ export class ReplyBuilder {
   model = "";
 
   usageOf(u: unknown): void {
-    if (isObj(u) && typeof u["prompt_tokens"] === "number" && typeof u["completion_tokens"] === "number") this.usage = { input: u["prompt_tokens"], output: u["completion_tokens"] };
+    if (isObj(u) && typeof u["prompt_tokens"] === "number" && typeof u["completion_tokens"] === "number")
+      this.usage = { input: u["prompt_tokens"], output: u["completion_tokens"] };
   }
 
   /** One choice's message (unary) or delta (stream); returns whether it carried content. */
@@ -84,7 +85,10 @@ export async function* sseData(body: ReadableStream<Uint8Array>, onRead: () => v
     while ((end = buffer.indexOf("\n\n")) >= 0) {
       const event = buffer.slice(0, end);
       buffer = buffer.slice(end + 2);
-      const data = event.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, ""));
+      const data = event
+        .split("\n")
+        .filter((l) => l.startsWith("data:"))
+        .map((l) => l.slice(5).replace(/^ /, ""));
       if (data.length > 0) yield data.join("\n");
     }
   }

@@ -2,7 +2,16 @@ import { Code } from "../shared/status-code.js";
 import { chatBodyOf } from "./openai-request.js";
 import { errorOf } from "./openai-error.js";
 import { isObj, MalformedJson, parseJson, ReplyBuilder, sseData } from "./openai-reply.js";
-import { idleLimit, msSince, stalledMessage, type Upstream, type UpstreamBreak, type UpstreamCall, type UpstreamOptions, type UpstreamResult } from "./upstream.js";
+import {
+  idleLimit,
+  msSince,
+  stalledMessage,
+  type Upstream,
+  type UpstreamBreak,
+  type UpstreamCall,
+  type UpstreamOptions,
+  type UpstreamResult,
+} from "./upstream.js";
 
 /** An error's text with the full URL (its query and all) replaced by the one shown. */
 const scrubUrl = (text: string, url: string, shown: string) => text.split(url).join(shown);
@@ -63,7 +72,13 @@ export function createOpenAiUpstream(baseUrl: string, options: UpstreamOptions =
       let firstByteMs = -1;
       let lastChunkMs = 0;
       let sent = 0;
-      const broke = (b: Omit<UpstreamBreak, "afterChunks">, atMs = totalMs()): UpstreamResult => ({ kind: "reply", reply: reply.build(), firstByteMs: Math.max(firstByteMs, 0), totalMs: atMs, broke: { afterChunks: sent, ...b } });
+      const broke = (b: Omit<UpstreamBreak, "afterChunks">, atMs = totalMs()): UpstreamResult => ({
+        kind: "reply",
+        reply: reply.build(),
+        firstByteMs: Math.max(firstByteMs, 0),
+        totalMs: atMs,
+        broke: { afterChunks: sent, ...b },
+      });
       const unavailable = (message: string): UpstreamResult => ({ kind: "error", code: Code.UNAVAILABLE, message, trailers: [], totalMs: totalMs() });
       // An answer that went wrong part-way: a break after the chunks so far, or before any, a status.
       const failed = (message: string): UpstreamResult => (sent > 0 ? broke({ message }) : unavailable(message));
@@ -88,7 +103,8 @@ export function createOpenAiUpstream(baseUrl: string, options: UpstreamOptions =
           }
           const chunk = parseJson(data);
           if (!isObj(chunk)) continue;
-          if (isObj(chunk["error"])) return broke({ message: typeof chunk["error"]["message"] === "string" ? chunk["error"]["message"] : "upstream stream error" });
+          if (isObj(chunk["error"]))
+            return broke({ message: typeof chunk["error"]["message"] === "string" ? chunk["error"]["message"] : "upstream stream error" });
           if (typeof chunk["model"] === "string") reply.model = chunk["model"];
           reply.usageOf(chunk["usage"]);
           const choice = Array.isArray(chunk["choices"]) && isObj(chunk["choices"][0]) ? chunk["choices"][0] : undefined;

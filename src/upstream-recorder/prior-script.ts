@@ -46,7 +46,10 @@ export async function readPriorScript(path: string): Promise<PriorScript> {
       const item = (seq && isSeq(seq) ? seq.items[index] : undefined) as Commented | undefined;
       // The comment above a list's first item is the list's own to the parser.
       const text = item?.commentBefore ?? (index === 0 ? seq?.commentBefore : undefined) ?? "";
-      return text.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+      return text
+        .split("\n")
+        .map((l) => l.trim())
+        .filter((l) => l !== "");
     },
   };
 }
@@ -70,8 +73,14 @@ export class PriorEntries {
     let count = 0;
     for (const [key, list] of lists) {
       const entries = entriesOf(list);
-      this.drafts.set(key, entries.map((entry, i) => ({ comments: script.comments(key, i), entry })));
-      this.used.set(key, entries.map(() => 0));
+      this.drafts.set(
+        key,
+        entries.map((entry, i) => ({ comments: script.comments(key, i), entry })),
+      );
+      this.used.set(
+        key,
+        entries.map(() => 0),
+      );
       if (!Array.isArray(list) && list.on_exhausted) this.onExhausted.set(key, list.on_exhausted);
       count += entries.length;
     }

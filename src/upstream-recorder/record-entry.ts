@@ -59,7 +59,8 @@ function replyOf(reply: UpstreamReply, o: EntryOptions, stream: boolean, partial
       const name = scrub(c.name, r);
       try {
         const value: unknown = JSON.parse(args);
-        if (value !== null && typeof value === "object" && !Array.isArray(value) && JSON.stringify(value) === args) return { name, arguments: value as Record<string, unknown> };
+        if (value !== null && typeof value === "object" && !Array.isArray(value) && JSON.stringify(value) === args)
+          return { name, arguments: value as Record<string, unknown> };
       } catch {
         // Not JSON: kept as a text, which the caller checks.
       }
@@ -73,7 +74,9 @@ function replyOf(reply: UpstreamReply, o: EntryOptions, stream: boolean, partial
 
 /** Why a reply cannot be written as a script's literal (a `{{`, arguments that are not JSON), or undefined. */
 function unwritable(reply: Exclude<ReplyInput, string>): string | undefined {
-  const hazard = templateHazard(reply.text ?? "") ?? reply.tool_calls?.map((c) => templateHazard(typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments))).find((h) => h);
+  const hazard =
+    templateHazard(reply.text ?? "") ??
+    reply.tool_calls?.map((c) => templateHazard(typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments))).find((h) => h);
   if (hazard) return `the reply cannot be written: ${hazard}`;
   for (const c of reply.tool_calls ?? []) {
     if (typeof c.arguments !== "string") continue;
@@ -100,7 +103,12 @@ export function recordEntry(result: UpstreamResult, where: string, o: EntryOptio
     case "reply": {
       const reply = replyOf(result.reply, o, stream, result.broke !== undefined);
       const words = reply.chunks?.length ?? splitChunks(reply.text ?? "", { kind: "words" }).length;
-      chunks = words + (reply.tool_calls ?? []).reduce((n, c) => n + 1 + splitChunks(typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments), { kind: "words" }).length, 0);
+      chunks =
+        words +
+        (reply.tool_calls ?? []).reduce(
+          (n, c) => n + 1 + splitChunks(typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments), { kind: "words" }).length,
+          0,
+        );
       const usage = result.reply.usage ? `, usage ${result.reply.usage.input} in / ${result.reply.usage.output} out` : ", no usage (the token rule counts it)";
       comments[0] += `: ${result.reply.finishReason}, ${reply.tool_calls?.length ?? 0} tool call(s)${usage}, model ${JSON.stringify(scrub(result.reply.model, o.redaction))}`;
       const problem = unwritable(reply);
@@ -111,7 +119,9 @@ export function recordEntry(result: UpstreamResult, where: string, o: EntryOptio
       entry = { reply };
       const b = result.broke;
       if (b?.then === "hang") {
-        comments.push(`cut off by the client after ${b.afterChunks} upstream delta(s): the client gets the text so far, then the stream stalls until its deadline or cancel`);
+        comments.push(
+          `cut off by the client after ${b.afterChunks} upstream delta(s): the client gets the text so far, then the stream stalls until its deadline or cancel`,
+        );
         entry.break = { after_chunks: words, then: "hang" };
       } else if (b?.then === "drop") {
         comments.push(`the link dropped after ${b.afterChunks} upstream delta(s): the client gets the text so far, then a reset`);

@@ -1,3 +1,5 @@
+// Longer than 250 lines because it is one Stub over one state: the calls proxied upstream,
+// their recording as script entries, and the script that lists the upstream's models.
 import type { CallInput } from "../engine/call-input.js";
 import type { CallResult } from "../engine/call-result.js";
 import type { Stub } from "../engine/stub.js";
@@ -13,7 +15,6 @@ import { ToolIds } from "./tool-ids.js";
 import type { Upstream } from "./upstream.js";
 import { requestMatchOf, type MatchKind } from "../script/request-match-of.js";
 import { PriorEntries, type PriorScript } from "./prior-script.js";
-
 
 /** What the recorder has recorded so far. */
 export interface Recording {
@@ -68,7 +69,10 @@ export interface RecordingStubOptions extends EntryOptions {
  * stub serves model lists and ControlService from, compiled as a written `models:` is.
  */
 export function listingScript(ids: readonly string[]): CompiledScript {
-  return loadScriptText(`name: modelstub record\nmodels: ${JSON.stringify(ids.map((id) => ({ id })))}\nentries: [{ repeat: true, reply: "" }]\n`, "modelstub record");
+  return loadScriptText(
+    `name: modelstub record\nmodels: ${JSON.stringify(ids.map((id) => ({ id })))}\nentries: [{ repeat: true, reply: "" }]\n`,
+    "modelstub record",
+  );
 }
 
 /**
@@ -119,15 +123,21 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
     unrecorded,
     textFiles,
     draft(): ScriptDraft {
-      const header = prior ? [
-        `Extended by \`modelstub record --record-mode new-episodes\` from ${o.upstream.describe}: ${calls} call${calls === 1 ? "" : "s"} of session "${session ?? "default"}", ${replayed} answered from the script, ${calls - replayed} recorded after its entries.`,
-        "Replay: modelstub serve --script FILE; each request is answered by the first unused entry whose request it matches (replay mode unordered).",
-      ] : [
-        `Recorded by \`modelstub record\` from ${o.upstream.describe}: ${calls} call${calls === 1 ? "" : "s"} of session "${session ?? "default"}".`,
-        `Replay: modelstub serve --script FILE, and send the same requests in order${session && session !== "default" ? ` in session "${session}"` : ""}.`,
-      ];
+      const header = prior
+        ? [
+            `Extended by \`modelstub record --record-mode new-episodes\` from ${o.upstream.describe}: ${calls} call${calls === 1 ? "" : "s"} of session "${session ?? "default"}", ${replayed} answered from the script, ${calls - replayed} recorded after its entries.`,
+            "Replay: modelstub serve --script FILE; each request is answered by the first unused entry whose request it matches (replay mode unordered).",
+          ]
+        : [
+            `Recorded by \`modelstub record\` from ${o.upstream.describe}: ${calls} call${calls === 1 ? "" : "s"} of session "${session ?? "default"}".`,
+            `Replay: modelstub serve --script FILE, and send the same requests in order${session && session !== "default" ? ` in session "${session}"` : ""}.`,
+          ];
       const name = prior?.script.input.name ?? `recorded from ${o.upstream.describe}`;
-      const draft: ScriptDraft = { header, name, lists: [...lists].map(([key, entries]) => ({ key, entries, ...(prior?.onExhausted.has(key) ? { onExhausted: prior.onExhausted.get(key)! } : {}) })) };
+      const draft: ScriptDraft = {
+        header,
+        name,
+        lists: [...lists].map(([key, entries]) => ({ key, entries, ...(prior?.onExhausted.has(key) ? { onExhausted: prior.onExhausted.get(key)! } : {}) })),
+      };
       if (models.length > 0) draft.models = models.map((id) => ({ id }));
       // Appended entries come after the ones a replay of the latest conversation may skip: only the cassette's lookup finds them in order.
       if (prior) draft.replay = { mode: "unordered" };
@@ -146,12 +156,18 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
     if (draining) return refuse(Code.UNAVAILABLE, "modelstub record is shutting down");
     session ??= input.session;
     if (input.session !== session) {
-      return refuse(Code.FAILED_PRECONDITION, `modelstub record records one session, "${session}", and this call is in "${input.session}": record each session with its own recorder`);
+      return refuse(
+        Code.FAILED_PRECONDITION,
+        `modelstub record records one session, "${session}", and this call is in "${input.session}": record each session with its own recorder`,
+      );
     }
     const fromRequest = input.request.stepId;
     const fromMetadata = input.stepFromMetadata ?? "";
     if (fromRequest && fromMetadata && fromRequest !== fromMetadata) {
-      return refuse(Code.INVALID_ARGUMENT, `the request's step_id ${JSON.stringify(fromRequest)} and metadata x-modelstub-step ${JSON.stringify(fromMetadata)} disagree; send one of them`);
+      return refuse(
+        Code.INVALID_ARGUMENT,
+        `the request's step_id ${JSON.stringify(fromRequest)} and metadata x-modelstub-step ${JSON.stringify(fromMetadata)} disagree; send one of them`,
+      );
     }
     const step = fromRequest || fromMetadata;
     let list = lists.get(step);
@@ -179,7 +195,14 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
       return answer.result;
     }
     const signal = AbortSignal.any([input.signal, shutdown.signal]);
-    const result = await o.upstream.call({ method: input.method, request: ids.toUpstream(input.request), session, step, signal, budgetMs: (input.budgetMs ?? Infinity) - (performance.now() - arrivedAt) });
+    const result = await o.upstream.call({
+      method: input.method,
+      request: ids.toUpstream(input.request),
+      session,
+      step,
+      signal,
+      budgetMs: (input.budgetMs ?? Infinity) - (performance.now() - arrivedAt),
+    });
     const method = input.method === "stream" ? "GenerateStream" : "Generate";
     const where = `${prior ? "new-episodes run, " : ""}call ${sequence} (${method}${step ? `, step ${step}` : ""}) -> ${o.upstream.describe}`;
     // A stream cut off part-way comes back as a hang after its chunks: the shutdown's cut too.
@@ -192,7 +215,11 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
     const request = requestMatchOf(input.request, matchKind, (t) => scrub(t, o.redaction));
     list.push({ comments: recorded.comments, entry: request ? { ...recorded.entry, request } : recorded.entry });
     if (result.kind === "reply" && compiled.action.kind === "reply" && compiled.action.reply.toolCalls.length > 0) {
-      ids.remember(session, sequence, result.reply.toolCalls.map((c) => c.id));
+      ids.remember(
+        session,
+        sequence,
+        result.reply.toolCalls.map((c) => c.id),
+      );
     }
     const model = input.request.model || o.defaultModel;
     const answer = await answerEntry(compiled, { session, sequence, ref, model, step }, input);
@@ -207,9 +234,7 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
     const arrivedAt = performance.now();
     const run = queue.then(() => record(input, arrivedAt));
     queue = run.catch(() => undefined);
-    return run
-      .catch((err): CallResult => refuse(Code.INTERNAL, `modelstub record: ${(err as Error).message}`))
-      .finally(() => running--);
+    return run.catch((err): CallResult => refuse(Code.INTERNAL, `modelstub record: ${(err as Error).message}`)).finally(() => running--);
   };
 
   return {
@@ -222,7 +247,11 @@ export function createRecordingStub(o: RecordingStubOptions): Stub & { recording
     // Not sent upstream, and not answered from the inner stub: its episode is not what is written.
     embed: () => ({
       kind: "status",
-      status: { code: Code.UNIMPLEMENTED, message: "modelstub record records model calls only: POST /v1/embeddings is not recorded; serve a script to answer it (docs/embeddings.md)", trailers: [] },
+      status: {
+        code: Code.UNIMPLEMENTED,
+        message: "modelstub record records model calls only: POST /v1/embeddings is not recorded; serve a script to answer it (docs/embeddings.md)",
+        trailers: [],
+      },
     }),
     scriptOf: (name) => (declared.length > 0 ? { ...o.inner.scriptOf(name), models: declared } : o.inner.scriptOf(name)),
     inFlight: () => running,

@@ -21,7 +21,9 @@ const simpleEscapes: Record<string, string> = { b: "\b", f: "\f", n: "\n", r: "\
  * verbatim, and a reader of the script decodes that at a glance.
  */
 const unescaped = (text: string) =>
-  text.replace(/\\u([0-9a-fA-F]{4})|\\(["\\/bfnrt])/g, (_, hex: string | undefined, c: string) => (hex ? String.fromCharCode(parseInt(hex, 16)) : (simpleEscapes[c] ?? c)));
+  text.replace(/\\u([0-9a-fA-F]{4})|\\(["\\/bfnrt])/g, (_, hex: string | undefined, c: string) =>
+    hex ? String.fromCharCode(parseInt(hex, 16)) : (simpleEscapes[c] ?? c),
+  );
 
 /**
  * A text with every secret replaced. A text that holds a secret only once its escapes are
@@ -49,7 +51,10 @@ export function clipScrubbed(text: string, maxBytes: number, r: Redaction): stri
   for (let trimmed = true; trimmed; ) {
     trimmed = false;
     for (const s of r.secrets) {
-      const n = [...Array(Math.min(s.length - 1, out.length)).keys()].map((i) => i + 1).reverse().find((k) => out.endsWith(s.slice(0, k)));
+      const n = [...Array(Math.min(s.length - 1, out.length)).keys()]
+        .map((i) => i + 1)
+        .reverse()
+        .find((k) => out.endsWith(s.slice(0, k)));
       if (n !== undefined) [out, trimmed] = [out.slice(0, -n), true];
     }
   }
@@ -61,7 +66,11 @@ function dropFields(value: unknown, r: Redaction): unknown {
   if (typeof value === "string") return scrub(value, r);
   if (Array.isArray(value)) return value.map((v) => dropFields(v, r));
   if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).filter(([k]) => !r.names.has(k)).map(([k, v]) => [scrub(k, r), dropFields(v, r)]));
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([k]) => !r.names.has(k))
+        .map(([k, v]) => [scrub(k, r), dropFields(v, r)]),
+    );
   }
   return value;
 }

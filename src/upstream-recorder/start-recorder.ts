@@ -123,7 +123,11 @@ export async function startRecorder(options: RecorderOptions): Promise<RunningRe
   });
   const grpcAddress = options.grpc ?? "127.0.0.1:0";
   // A front that cannot listen rejects with a ListenError (server/start-fronts.ts), nothing left listening.
-  const fronts = await startFronts({ stub, grpc: { address: grpcAddress, reflection: true }, ...(options.http !== undefined ? { http: { address: options.http, log: () => {} } } : {}) });
+  const fronts = await startFronts({
+    stub,
+    grpc: { address: grpcAddress, reflection: true },
+    ...(options.http !== undefined ? { http: { address: options.http, log: () => {} } } : {}),
+  });
   const grpc = fronts.grpc!;
   const { http } = fronts;
   let closing: Promise<void> | undefined;

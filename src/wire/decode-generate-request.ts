@@ -37,7 +37,10 @@ const messageTags = tagsOf(MessageSchema.field);
 const samplingTags = tagsOf(SamplingParamsSchema.field);
 // ToolCall and Tool, three strings each, read by one function: the same tags, checked at load.
 const tripleTags = tagsOf(ToolCallSchema.field);
-sameTags([ToolCallSchema.field.id, ToolCallSchema.field.name, ToolCallSchema.field.arguments], [ToolSchema.field.name, ToolSchema.field.description, ToolSchema.field.parametersJson]);
+sameTags(
+  [ToolCallSchema.field.id, ToolCallSchema.field.name, ToolCallSchema.field.arguments],
+  [ToolSchema.field.name, ToolSchema.field.description, ToolSchema.field.parametersJson],
+);
 
 type AnyGenerateRequest = GenerateRequest | GenerateStreamRequest;
 

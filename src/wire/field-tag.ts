@@ -56,7 +56,9 @@ function tagNumber(field: DescField): number {
 export function tagOf(field: DescField): number {
   const tag = tagNumber(field);
   if (tag > 0x7f) {
-    throw new Error(`${field.parent.typeName}.${field.name} (field ${field.number}) takes a tag of more than one byte: write it with twoByteTagOf (src/wire/field-tag.ts)`);
+    throw new Error(
+      `${field.parent.typeName}.${field.name} (field ${field.number}) takes a tag of more than one byte: write it with twoByteTagOf (src/wire/field-tag.ts)`,
+    );
   }
   return tag;
 }

@@ -61,8 +61,7 @@ class Wire {
       // Not `this.pos += this.varint()`: that adds the length to the position before the length.
       const len = this.varint();
       this.pos += len;
-    }
-    else if (wireType === 5) this.pos += 4;
+    } else if (wireType === 5) this.pos += 4;
     else if (wireType === 3) {
       let depth = 1;
       while (depth > 0) {

@@ -17,7 +17,10 @@ const messageTags = tagsOf(MessageSchema.field);
 // A message of three strings (a ToolCall; a request's Tool), written by one function: the two
 // must keep the same tags, checked at load.
 const tripleTags = tagsOf(ToolCallSchema.field);
-sameTags([ToolCallSchema.field.id, ToolCallSchema.field.name, ToolCallSchema.field.arguments], [ToolSchema.field.name, ToolSchema.field.description, ToolSchema.field.parametersJson]);
+sameTags(
+  [ToolCallSchema.field.id, ToolCallSchema.field.name, ToolCallSchema.field.arguments],
+  [ToolSchema.field.name, ToolSchema.field.description, ToolSchema.field.parametersJson],
+);
 
 /** The size of a message made of string fields 1, 2 and 3 (ToolCall, Tool), unknown fields last. */
 export function sizeStringTriple(a: string, b: string, c: string, unknown: UnknownField[] | undefined): number {
