@@ -2,8 +2,7 @@ import { describe, expect, it } from "vitest";
 import { fromBinary } from "@bufbuild/protobuf";
 import { EpisodeSchema, Outcome } from "../../gen/modelstub/v1/episode_pb.js";
 import { episodeDifference } from "../../src/engine/episode-difference.js";
-import { Code } from "../../src/shared/status-code.js";
-import type { ModelCallError } from "../../src/port/model-port.js";
+import { Code, type ModelCallError } from "../../src/index.js";
 import { collect, userRequest } from "../support/requests.js";
 import { startStubServer } from "../support/start-stub-server.js";
 

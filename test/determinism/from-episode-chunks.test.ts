@@ -4,7 +4,7 @@ import { EpisodeSchema } from "../../gen/modelstub/v1/episode_pb.js";
 import { createVirtualClock } from "../../src/engine/clock.js";
 import { createStub } from "../../src/engine/create-stub.js";
 import { createInProcessPort } from "../../src/port/in-process-port.js";
-import { ModelCallError } from "../../src/port/model-port.js";
+import { ModelCallError } from "../../src/index.js";
 import { scriptFromEpisode } from "../../src/script/episode-to-script.js";
 import { loadScriptText } from "../../src/script/load-script.js";
 import { collect, userRequest } from "../support/requests.js";

@@ -2,7 +2,7 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
 import { EpisodeSchema, FaultKind, type Episode } from "../../gen/modelstub/v1/episode_pb.js";
 import { chaosDraws, chaosKind, ratePpm, CHAOS_KINDS } from "../../src/shared/chaos-draw.js";
-import { Code } from "../../src/shared/status-code.js";
+import { Code } from "../../src/index.js";
 import { collect, userRequest } from "../support/requests.js";
 import { startStubServer, type StubServer } from "../support/start-stub-server.js";
 

@@ -3,10 +3,9 @@ import { describe, expect, it } from "vitest";
 import { ToolSchema } from "../../gen/modelstub/v1/model_pb.js";
 import { createStub } from "../../src/engine/create-stub.js";
 import { createInProcessPort } from "../../src/port/in-process-port.js";
-import { ModelCallError } from "../../src/port/model-port.js";
+import { Code, ModelCallError } from "../../src/index.js";
 import { loadScriptText } from "../../src/script/load-script.js";
 import { sha256Hex } from "../../src/shared/request-fingerprint.js";
-import { Code } from "../../src/shared/status-code.js";
 import { userRequest } from "../support/requests.js";
 import { toolTurn } from "./scripted-port-fixture.js";
 

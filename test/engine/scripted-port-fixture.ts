@@ -4,7 +4,7 @@ import { MessageSchema, Role, ToolCallSchema, type GenerateRequest } from "../..
 import { createStub } from "../../src/engine/create-stub.js";
 import { loadScriptText } from "../../src/script/load-script.js";
 import { createInProcessPort } from "../../src/port/in-process-port.js";
-import type { ModelPort } from "../../src/port/model-port.js";
+import type { ModelPort } from "../../src/index.js";
 import { userRequest } from "../support/requests.js";
 import { startStubServer, type StubServer } from "../support/start-stub-server.js";
 

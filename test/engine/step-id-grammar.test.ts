@@ -2,13 +2,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createVirtualClock } from "../../src/engine/clock.js";
 import { createStub, type Stub } from "../../src/engine/create-stub.js";
 import { loadScriptText } from "../../src/script/load-script.js";
-import { Code } from "../../src/shared/status-code.js";
+import { Code, type ModelPort } from "../../src/index.js";
 import { startGrpcServer, type RunningGrpcServer } from "../../src/grpc/start-grpc-server.js";
 import { createLogger } from "../../src/log/create-logger.js";
 import { createControlClient, type ControlClient } from "../../src/port/control-client.js";
 import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { createInProcessPort } from "../../src/port/in-process-port.js";
-import type { ModelPort } from "../../src/port/model-port.js";
 import { rawRequest, startHttpStub, type HttpStub } from "../http/http-stub.js";
 import { collect, userRequest } from "../support/requests.js";
 

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ControlService, ExportEpisodeRequestSchema, ExportEpisodeResponseSchema, type ExportEpisodeResponse } from "../../gen/modelstub/v1/control_pb.js";
 import { EpisodeSchema } from "../../gen/modelstub/v1/episode_pb.js";
-import { Code } from "../../src/shared/status-code.js";
+import { Code } from "../../src/index.js";
 import { controlServiceHandlers, exportChunkBytes } from "../../src/grpc/control-service.js";
 import { serviceDefinition } from "../../src/grpc/service-definition.js";
 import { userRequest } from "../support/requests.js";

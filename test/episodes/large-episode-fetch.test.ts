@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Code } from "../../src/shared/status-code.js";
+import { Code } from "../../src/index.js";
 import { exportChunkBytes } from "../../src/grpc/control-service.js";
 import { getEpisodeMaxBytes } from "../../src/grpc/get-episode-answer.js";
 import { startGrpcServer } from "../../src/grpc/start-grpc-server.js";

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { EpisodeSchema } from "../../gen/modelstub/v1/episode_pb.js";
 import { createControlClient } from "../../src/port/control-client.js";
 import { openGrpcPort } from "../../src/port/grpc-port.js";
-import { Code } from "../../src/shared/status-code.js";
+import { Code } from "../../src/index.js";
 import { driveScenario, goldenPath, scenarioPath } from "../support/determinism-scenario.js";
 import { userRequest } from "../support/requests.js";
 import { runCli, startServeProcess } from "../support/run-cli.js";

@@ -1,7 +1,7 @@
 import { credentials, makeGenericClientConstructor, Metadata, type ServiceError } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ModelService } from "../../gen/modelstub/v1/model_pb.js";
-import { Code } from "../../src/shared/status-code.js";
+import { Code } from "../../src/index.js";
 import { serviceDefinition } from "../../src/grpc/service-definition.js";
 import { userRequest } from "../support/requests.js";
 import { startStubServer, type StubServer } from "../support/start-stub-server.js";

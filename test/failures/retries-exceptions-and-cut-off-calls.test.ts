@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Outcome } from "../../gen/modelstub/v1/episode_pb.js";
 import { ModelService, type GenerateResponse } from "../../gen/modelstub/v1/model_pb.js";
 import type { Clock } from "../../src/engine/clock.js";
-import { Code } from "../../src/shared/status-code.js";
+import { Code } from "../../src/index.js";
 import { serviceDefinition } from "../../src/grpc/service-definition.js";
 import { collect, userRequest } from "../support/requests.js";
 import { startStubServer, type StubServer } from "../support/start-stub-server.js";

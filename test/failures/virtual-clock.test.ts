@@ -6,7 +6,7 @@ import { createVirtualClock } from "../../src/engine/clock.js";
 import { createStub } from "../../src/engine/create-stub.js";
 import { loadScriptText } from "../../src/script/load-script.js";
 import { createInProcessPort } from "../../src/port/in-process-port.js";
-import { Code } from "../../src/shared/status-code.js";
+import { Code } from "../../src/index.js";
 import { createControlClient } from "../../src/port/control-client.js";
 import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { collect, userRequest } from "../support/requests.js";

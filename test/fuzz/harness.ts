@@ -6,7 +6,7 @@ import { expect } from "vitest";
 import { codeNames } from "../../src/shared/status-code.js";
 import { createControlClient, type ControlClient } from "../../src/port/control-client.js";
 import { openGrpcPort } from "../../src/port/grpc-port.js";
-import type { ModelPort } from "../../src/port/model-port.js";
+import type { ModelPort } from "../../src/index.js";
 import { userRequest } from "../support/requests.js";
 import { startServeProcess } from "../support/run-cli.js";
 import { fuzzRounds, fuzzSeed } from "./prng.js";

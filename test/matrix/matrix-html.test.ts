@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { matrixHtml } from "../../src/matrix/matrix-html.js";
-import type { MatrixReport, PlanReport } from "../../src/matrix/report-types.js";
+import type { MatrixReport, PlanReport } from "../../src/index.js";
 
 /*
  * The report is a real one, a MatrixReport (what runMatrix resolves with): the Python executor

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { runnerPlans, samplePlans } from "../../src/matrix/matrix-plans.js";
-import type { MatrixPosition } from "../../src/script/crash-matrix.js";
+import type { MatrixPosition } from "../../src/index.js";
 
 /*
  * The plans of `matrix run` (issue 30): a pair matrix grows as positions² × kinds², so CI runs a

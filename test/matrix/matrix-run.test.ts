@@ -4,8 +4,7 @@ import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { loadScriptText } from "../../src/script/load-script.js";
 import { runMatrix } from "../../src/matrix/run-matrix.js";
-import type { MatrixReport, PlanReport } from "../../src/matrix/report-types.js";
-import { junitXml, jsonLines } from "../../src/matrix/write-reports.js";
+import { jsonLines, junitXml, type MatrixReport, type PlanReport } from "../../src/index.js";
 
 /*
  * Issue 30's proof: `matrix run` drives a real executor process (executor.mjs, over the HTTP

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ControlService, ResetSessionRequestSchema, DeleteSessionRequestSchema } from "../../gen/modelstub/v1/control_pb.js";
 import { GenerateRequestSchema, GenerateStreamRequestSchema, ModelService, Role } from "../../gen/modelstub/v1/model_pb.js";
 import { Health, HealthCheckRequestSchema } from "../../gen/grpc/health/v1/health_pb.js";
-import { startServer, type StubServer } from "../../src/library/start-server.js";
+import { startServer, type StubServer } from "../../src/index.js";
 import { serviceDefinition } from "../../src/grpc/service-definition.js";
 import { startStubServer } from "../support/start-stub-server.js";
 

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { EpisodeSchema, Outcome } from "../../gen/modelstub/v1/episode_pb.js";
-import { Code } from "../../src/shared/status-code.js";
+import { Code } from "../../src/index.js";
 import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { userRequest } from "../support/requests.js";
 import { runCli, startServeProcess } from "../support/run-cli.js";

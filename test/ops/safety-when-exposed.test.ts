@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Code } from "../../src/shared/status-code.js";
+import { Code } from "../../src/index.js";
 import { createControlClient } from "../../src/port/control-client.js";
 import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { userRequest } from "../support/requests.js";

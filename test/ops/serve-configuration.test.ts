@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { OptionSpec } from "../../src/cli/options.js";
-import { Code } from "../../src/shared/status-code.js";
+import { Code } from "../../src/index.js";
 import { createControlClient } from "../../src/port/control-client.js";
 import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { userRequest } from "../support/requests.js";

@@ -2,7 +2,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { Code } from "../../src/shared/status-code.js";
+import { Code } from "../../src/index.js";
 import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { collect, userRequest } from "../support/requests.js";
 import { cliPath, repoRoot, startServeProcess } from "../support/run-cli.js";

@@ -7,7 +7,7 @@ import { EpisodeSchema, Outcome, type Episode } from "../../gen/modelstub/v1/epi
 import { createVirtualClock } from "../../src/engine/clock.js";
 import { createStub } from "../../src/engine/create-stub.js";
 import { loadScriptText } from "../../src/script/load-script.js";
-import { Code } from "../../src/shared/status-code.js";
+import { Code } from "../../src/index.js";
 import { createControlClient, type ControlClient } from "../../src/port/control-client.js";
 import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { createInProcessPort } from "../../src/port/in-process-port.js";

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createControlClient, type ControlClient } from "../../src/port/control-client.js";
 import { openGrpcPort } from "../../src/port/grpc-port.js";
-import type { ModelCallError, ModelPort } from "../../src/port/model-port.js";
-import { Code } from "../../src/shared/status-code.js";
+import { Code, type ModelCallError, type ModelPort } from "../../src/index.js";
 import { userRequest } from "../support/requests.js";
 import { startServeProcess } from "../support/run-cli.js";
 import { aliasChain, compactKeys, compactSequences, deepBrackets, indentedMappings } from "../script/script-limits-fixture.js";

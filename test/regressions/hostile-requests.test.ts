@@ -2,7 +2,7 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { Client, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GenerateRequestSchema, MessageSchema, Role, ToolCallSchema, ToolSchema } from "../../gen/modelstub/v1/model_pb.js";
-import { Code } from "../../src/shared/status-code.js";
+import { Code } from "../../src/index.js";
 import { nodeSetsStreamResetLimit } from "../../src/grpc/start-grpc-server.js";
 import { startStubServer, type StubServer } from "../support/start-stub-server.js";
 import { userRequest } from "../support/requests.js";

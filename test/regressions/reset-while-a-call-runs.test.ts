@@ -4,9 +4,8 @@ import { EpisodeSchema, Outcome, type Episode } from "../../gen/modelstub/v1/epi
 import { createVirtualClock } from "../../src/engine/clock.js";
 import { createStub } from "../../src/engine/create-stub.js";
 import { loadScriptText } from "../../src/script/load-script.js";
-import { Code } from "../../src/shared/status-code.js";
+import { Code, type ModelCallError } from "../../src/index.js";
 import { createInProcessPort } from "../../src/port/in-process-port.js";
-import type { ModelCallError } from "../../src/port/model-port.js";
 import { collect, userRequest } from "../support/requests.js";
 import { startStubServer, type StubServer } from "../support/start-stub-server.js";
 

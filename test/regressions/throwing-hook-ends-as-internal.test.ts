@@ -3,7 +3,7 @@ import { Outcome } from "../../gen/modelstub/v1/episode_pb.js";
 import { createVirtualClock } from "../../src/engine/clock.js";
 import { createStub, type Stub } from "../../src/engine/create-stub.js";
 import { loadScriptText } from "../../src/script/load-script.js";
-import { Code } from "../../src/shared/status-code.js";
+import { Code } from "../../src/index.js";
 import { createInProcessPort } from "../../src/port/in-process-port.js";
 import { collect, userRequest } from "../support/requests.js";
 

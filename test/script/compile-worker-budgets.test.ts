@@ -4,9 +4,7 @@ import type { GenerateResponse } from "../../gen/modelstub/v1/model_pb.js";
 import { checkScriptText, loadScriptText } from "../../src/script/load-script.js";
 import { compileBudget, holdScriptCompiler } from "../../src/script/script-compiler.js";
 import { compileHeapMb, compileTimeBudgetMs, maxCompilesWaiting, maxScriptBytes } from "../../src/script/script-limits.js";
-import type { ScriptError } from "../../src/script/script-error.js";
-import { Code } from "../../src/shared/status-code.js";
-import type { ModelCallError } from "../../src/port/model-port.js";
+import { Code, type ModelCallError, type ScriptError } from "../../src/index.js";
 import { userRequest } from "../support/requests.js";
 import { startStubServer, type StubServer } from "../support/start-stub-server.js";
 

@@ -3,9 +3,7 @@ import { create } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
 import { FinishReason, GenerateRequestSchema, MessageSchema, Role, type GenerateResponse, type Message } from "../../gen/modelstub/v1/model_pb.js";
 import { defaultScriptText } from "../../src/script/default-script.js";
-import { loadScriptFile } from "../../src/script/load-script.js";
-import { Code } from "../../src/shared/status-code.js";
-import type { ModelCallError } from "../../src/port/model-port.js";
+import { Code, loadScriptFile, type ModelCallError } from "../../src/index.js";
 import { collect, userRequest } from "../support/requests.js";
 import { startStubServer, type StubServer } from "../support/start-stub-server.js";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { loadScriptText } from "../../src/script/load-script.js";
 import { loadFaultPlanText } from "../../src/script/load-fault-plan.js";
-import { ScriptError } from "../../src/script/script-error.js";
+import { ScriptError } from "../../src/index.js";
 
 /** The lines `modelstub validate` would print for a text, or [] when it loads. */
 function problems(load: () => unknown): readonly string[] {

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { maxRegexInputChars, maxScriptBytes, maxScriptErrorBytes } from "../../src/script/script-limits.js";
-import { Code } from "../../src/shared/status-code.js";
-import type { ModelCallError } from "../../src/port/model-port.js";
+import { Code, type ModelCallError } from "../../src/index.js";
 import { userRequest } from "../support/requests.js";
 import { startStubServer, type StubServer } from "../support/start-stub-server.js";
 import { aliasBomb, binary, deepJson, manyLongMistakes } from "./script-limits-fixture.js";

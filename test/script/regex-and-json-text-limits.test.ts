@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadScriptText } from "../../src/script/load-script.js";
-import { ScriptError } from "../../src/script/script-error.js";
+import { ScriptError } from "../../src/index.js";
 
 describe("tool call arguments written as a JSON text", () => {
   it("refuses 5,000 nested brackets instead of overflowing the stack", () => {

@@ -3,11 +3,9 @@ import { credentials, makeGenericClientConstructor, Metadata, type ServiceError 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ListModelsRequestSchema, ModelService, type ListModelsResponse } from "../../gen/modelstub/v1/model_pb.js";
 import { loadScriptText } from "../../src/script/load-script.js";
-import { ScriptError } from "../../src/script/script-error.js";
-import { Code } from "../../src/shared/status-code.js";
+import { Code, ScriptError, type ModelCallError } from "../../src/index.js";
 import { fitStatusDetails } from "../../src/grpc/fit-status-details.js";
 import { serviceDefinition } from "../../src/grpc/service-definition.js";
-import type { ModelCallError } from "../../src/port/model-port.js";
 import { userRequest } from "../support/requests.js";
 import { startStubServer, type StubServer } from "../support/start-stub-server.js";
 

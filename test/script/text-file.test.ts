@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadScriptFile, loadScriptText } from "../../src/script/load-script.js";
 import { compileScriptFile } from "../../src/script/script-compiler.js";
-import { ScriptError } from "../../src/script/script-error.js";
+import { ScriptError } from "../../src/index.js";
 
 /** A folder holding `script.yaml` with `text`, and the given files beside it; resolves to the script's path. */
 async function scriptWith(text: string, files: Record<string, string | Buffer> = {}): Promise<string> {

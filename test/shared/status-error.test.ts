@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Code } from "../../src/shared/status-code.js";
+import { Code } from "../../src/index.js";
 import { errorText, StatusError } from "../../src/shared/status-error.js";
 
 describe("StatusError", () => {

@@ -4,7 +4,7 @@ import { loadScriptText } from "../../src/script/load-script.js";
 import { startGrpcServer, type RunningGrpcServer } from "../../src/grpc/start-grpc-server.js";
 import { createControlClient, type ControlClient } from "../../src/port/control-client.js";
 import { openGrpcPort } from "../../src/port/grpc-port.js";
-import type { ModelPort } from "../../src/port/model-port.js";
+import type { ModelPort } from "../../src/index.js";
 import { testTimeoutMs } from "./test-timeout.js";
 import { Client, credentials } from "@grpc/grpc-js";
 

@@ -2,13 +2,11 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { EpisodeSchema } from "../../gen/modelstub/v1/episode_pb.js";
 import type { GenerateRequest } from "../../gen/modelstub/v1/model_pb.js";
-import { startServer } from "../../src/library/start-server.js";
+import { Code, ModelCallError, startServer, type ModelPort, type PortCallOptions } from "../../src/index.js";
 import { openGrpcPort } from "../../src/port/grpc-port.js";
-import { ModelCallError, type ModelPort, type PortCallOptions } from "../../src/port/model-port.js";
 import { createGrpcUpstream } from "../../src/upstream-recorder/grpc-upstream.js";
 import { startRecorder } from "../../src/upstream-recorder/start-recorder.js";
 import { scriptFromEpisode } from "../../src/script/episode-to-script.js";
-import { Code } from "../../src/shared/status-code.js";
 import { driveScenario, scenarioScript } from "../support/determinism-scenario.js";
 import { testTimeoutMs } from "../support/test-timeout.js";
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { startServer } from "../../src/library/start-server.js";
+import { startServer } from "../../src/index.js";
 import { openGrpcPort } from "../../src/port/grpc-port.js";
 import { createOpenAiUpstream } from "../../src/upstream-recorder/openai-upstream.js";
 import { startRecorder } from "../../src/upstream-recorder/start-recorder.js";

@@ -1,7 +1,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EpisodeSchema } from "../../gen/modelstub/v1/episode_pb.js";
-import { startServer, type StubServer } from "../../src/library/start-server.js";
+import { startServer, type StubServer } from "../../src/index.js";
 import { createOpenAiUpstream } from "../../src/upstream-recorder/openai-upstream.js";
 import { startRecorder } from "../../src/upstream-recorder/start-recorder.js";
 import { scriptFromEpisode } from "../../src/script/episode-to-script.js";

@@ -2,7 +2,7 @@ import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { openGrpcPort } from "../../src/port/grpc-port.js";
-import { ModelCallError } from "../../src/port/model-port.js";
+import { ModelCallError } from "../../src/index.js";
 import { createOpenAiUpstream } from "../../src/upstream-recorder/openai-upstream.js";
 import { startRecorder } from "../../src/upstream-recorder/start-recorder.js";
 import { loadScriptText } from "../../src/script/load-script.js";

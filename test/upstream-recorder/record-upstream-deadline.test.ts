@@ -1,10 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { startServer } from "../../src/library/start-server.js";
+import { Code, ModelCallError, startServer } from "../../src/index.js";
 import { openGrpcPort } from "../../src/port/grpc-port.js";
-import { ModelCallError } from "../../src/port/model-port.js";
 import { createGrpcUpstream } from "../../src/upstream-recorder/grpc-upstream.js";
 import { startRecorder } from "../../src/upstream-recorder/start-recorder.js";
-import { Code } from "../../src/shared/status-code.js";
 import { collect, userRequest } from "../support/requests.js";
 import { testTimeoutMs } from "../support/test-timeout.js";
 

@@ -2,11 +2,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { openGrpcPort } from "../../src/port/grpc-port.js";
-import { ModelCallError } from "../../src/port/model-port.js";
+import { Code, ModelCallError } from "../../src/index.js";
 import { createOpenAiUpstream } from "../../src/upstream-recorder/openai-upstream.js";
 import { startRecorder } from "../../src/upstream-recorder/start-recorder.js";
 import { loadScriptText } from "../../src/script/load-script.js";
-import { Code } from "../../src/shared/status-code.js";
 import { collect, userRequest } from "../support/requests.js";
 import { testTimeoutMs } from "../support/test-timeout.js";
 
