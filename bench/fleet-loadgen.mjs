@@ -32,7 +32,10 @@ await new Promise((res, rej) => client.waitForReady(Date.now() + 10_000, (e) => 
 const one = (md) =>
   new Promise((resolve) => {
     const deadline = Date.now() + 30_000;
-    if (!stream) return client.makeUnaryRequest(path, pass, pass, payload, md, { deadline }, (err) => resolve({ ok: !err, frames: err ? 0 : 1, code: err && `${err.code} ${String(err.details).slice(0, 120)}` }));
+    if (!stream)
+      return client.makeUnaryRequest(path, pass, pass, payload, md, { deadline }, (err) =>
+        resolve({ ok: !err, frames: err ? 0 : 1, code: err && `${err.code} ${String(err.details).slice(0, 120)}` }),
+      );
     let frames = 0;
     const call = client.makeServerStreamRequest(path, pass, pass, payload, md, { deadline });
     call.on("data", () => frames++);
@@ -42,7 +45,9 @@ const one = (md) =>
 
 const sessions = Number(o.sessions);
 const until = performance.now() + Number(o["duration-ms"]);
-let calls = 0, failed = 0, frames = 0;
+let calls = 0,
+  failed = 0,
+  frames = 0;
 const codes = {};
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
@@ -53,12 +58,14 @@ await Promise.all(
     while (performance.now() < until) {
       const r = await one(md);
       if (r.ok) calls++;
-      else (failed++, (codes[r.code] = (codes[r.code] ?? 0) + 1));
+      else failed++, (codes[r.code] = (codes[r.code] ?? 0) + 1);
       frames += r.frames;
     }
   }),
 );
 const elapsedMs = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
-process.stdout.write(`${JSON.stringify({ calls, failed, failedCodes: codes, loadgenCores: (cpu.user + cpu.system) / 1000 / elapsedMs, frames, elapsedMs, callsPerSec: (calls / elapsedMs) * 1000, framesPerSec: (frames / elapsedMs) * 1000 })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ calls, failed, failedCodes: codes, loadgenCores: (cpu.user + cpu.system) / 1000 / elapsedMs, frames, elapsedMs, callsPerSec: (calls / elapsedMs) * 1000, framesPerSec: (frames / elapsedMs) * 1000 })}\n`,
+);
 client.close();

@@ -53,7 +53,21 @@ process.on("SIGINT", () => stopAll().then(() => process.exit(130)));
 
 function loadOne(target, mode, index) {
   return new Promise((resolve, reject) => {
-    const args = [path.join(REPO, "bench/fleet-loadgen.mjs"), "--target", target, "--mode", mode, "--concurrency", o.concurrency, "--sessions", o.sessions, "--session-offset", String(index * Number(o.sessions)), "--duration-ms", o["duration-ms"]];
+    const args = [
+      path.join(REPO, "bench/fleet-loadgen.mjs"),
+      "--target",
+      target,
+      "--mode",
+      mode,
+      "--concurrency",
+      o.concurrency,
+      "--sessions",
+      o.sessions,
+      "--session-offset",
+      String(index * Number(o.sessions)),
+      "--duration-ms",
+      o["duration-ms"],
+    ];
     const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
     child.stdout.on("data", (d) => (out += d));
@@ -68,12 +82,22 @@ async function load(target, mode) {
   const sum = (k) => runs.reduce((a, r) => a + r[k], 0);
   const failedCodes = {};
   for (const r of runs) for (const [c, n] of Object.entries(r.failedCodes)) failedCodes[c] = (failedCodes[c] ?? 0) + n;
-  return { calls: sum("calls"), failed: sum("failed"), failedCodes, frames: sum("frames"), elapsedMs, callsPerSec: sum("callsPerSec"), framesPerSec: sum("framesPerSec"), loadgenCores: sum("loadgenCores") };
+  return {
+    calls: sum("calls"),
+    failed: sum("failed"),
+    failedCodes,
+    frames: sum("frames"),
+    elapsedMs,
+    callsPerSec: sum("callsPerSec"),
+    framesPerSec: sum("framesPerSec"),
+    loadgenCores: sum("loadgenCores"),
+  };
 }
 
 async function rotation(sock, n) {
   for (const [i, name] of ["ms1", "ms2", "ms3"].entries()) {
-    for (const be of ["modelstub_grpc", "modelstub_grpc_streams", "modelstub_http"]) await admin(sock, `set server ${be}/${name} state ${i < n ? "ready" : "maint"}`);
+    for (const be of ["modelstub_grpc", "modelstub_grpc_streams", "modelstub_http"])
+      await admin(sock, `set server ${be}/${name} state ${i < n ? "ready" : "maint"}`);
   }
   await waitFor(`${n} instance(s) in rotation`, async () => {
     const rows = (await serverStats(sock)).filter((r) => r.pxname === "modelstub_grpc");
@@ -84,7 +108,13 @@ async function rotation(sock, n) {
 try {
   const [bind, ...ports] = await freePorts(7);
   // Each instance joins `started` as soon as it runs, so a failed start still stops the others.
-  const fleet = await Promise.all([0, 1, 2].map((i) => startModelstub({ name: `ms${i + 1}`, grpcPort: ports[2 * i], httpPort: ports[2 * i + 1], script: path.join(REPO, "bench/fleet-script.yaml") }).then((m) => (started.push(m), m))));
+  const fleet = await Promise.all(
+    [0, 1, 2].map((i) =>
+      startModelstub({ name: `ms${i + 1}`, grpcPort: ports[2 * i], httpPort: ports[2 * i + 1], script: path.join(REPO, "bench/fleet-script.yaml") }).then(
+        (m) => (started.push(m), m),
+      ),
+    ),
+  );
   const sock = path.join(work, "haproxy.sock");
   const lb = await startHaproxy({ bind: `127.0.0.1:${bind}`, adminSocket: sock, instances: fleet });
   started.push(lb);
@@ -99,7 +129,12 @@ try {
   const results = {};
   const pids = { haproxy: lb.pid, ms1: fleet[0].pid, ms2: fleet[1].pid, ms3: fleet[2].pid };
   const rounds = Number(o.rounds);
-  console.error(`fleet bench: ${rounds} rounds of ${o["duration-ms"]} ms per measurement, ${o.loadgens} load generators x ${o.concurrency} calls in flight, ${o.sessions} sessions each; load average ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}`);
+  console.error(
+    `fleet bench: ${rounds} rounds of ${o["duration-ms"]} ms per measurement, ${o.loadgens} load generators x ${o.concurrency} calls in flight, ${o.sessions} sessions each; load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(" ")}`,
+  );
   for (let r = 0; r < rounds; r++) {
     const order = r % 2 ? [...configs].reverse() : configs;
     for (const c of order) {
@@ -110,7 +145,9 @@ try {
         const cpu = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, (cpuSeconds(p) - before[k]) / (res.elapsedMs / 1000)]));
         if (res.failed) console.error(`fleet bench: ${c.id} ${mode}: ${res.failed} calls failed: ${JSON.stringify(res.failedCodes)}`);
         (results[`${c.id}.${mode}`] ??= []).push({ ...res, cpuCoresUsed: { ...cpu, loadgen: res.loadgenCores } });
-        console.error(`round ${r + 1} ${c.id} ${mode}: ${mode === "unary" ? `${res.callsPerSec.toFixed(0)} calls/s` : `${res.framesPerSec.toFixed(0)} frames/s`}`);
+        console.error(
+          `round ${r + 1} ${c.id} ${mode}: ${mode === "unary" ? `${res.callsPerSec.toFixed(0)} calls/s` : `${res.framesPerSec.toFixed(0)} frames/s`}`,
+        );
       }
     }
   }
@@ -127,17 +164,30 @@ try {
       const v = fig(c.id, mode);
       const cpu = cores(c.id, mode);
       const servers = ["ms1", "ms2", "ms3"].slice(0, c.n).reduce((a, k) => a + cpu[k], 0);
-      rows.push({ mode, config: c.label, n: c.n, value: v, vsOneBehindLb: v / base, perInstance: v / base / c.n, cpu: { haproxy: c.id === "direct" ? 0 : cpu.haproxy, instances: servers, loadgen: cpu.loadgen } });
+      rows.push({
+        mode,
+        config: c.label,
+        n: c.n,
+        value: v,
+        vsOneBehindLb: v / base,
+        perInstance: v / base / c.n,
+        cpu: { haproxy: c.id === "direct" ? 0 : cpu.haproxy, instances: servers, loadgen: cpu.loadgen },
+      });
     }
   }
   const unit = { unary: "Generate calls/s", stream: "stream frames/s" };
   console.log(`| measurement | ${unit.unary} / ${unit.stream} | x (HAProxy + 1) | per instance | CPU cores used: HAProxy, instances, load generator |`);
   console.log("| --- | --- | --- | --- | --- |");
   for (const r of rows) {
-    console.log(`| ${r.mode}: ${r.config} | ${Math.round(r.value)} | ${r.vsOneBehindLb.toFixed(2)} | ${r.perInstance.toFixed(2)} | ${r.cpu.haproxy.toFixed(2)}, ${r.cpu.instances.toFixed(2)}, ${r.cpu.loadgen.toFixed(2)} |`);
+    console.log(
+      `| ${r.mode}: ${r.config} | ${Math.round(r.value)} | ${r.vsOneBehindLb.toFixed(2)} | ${r.perInstance.toFixed(2)} | ${r.cpu.haproxy.toFixed(2)}, ${r.cpu.instances.toFixed(2)}, ${r.cpu.loadgen.toFixed(2)} |`,
+    );
   }
   fs.mkdirSync(path.dirname(o.out), { recursive: true });
-  fs.writeFileSync(o.out, `${JSON.stringify({ meta: { date: new Date().toISOString(), cpus: os.cpus().length, loadavgAtStart: loadAtStart, loadavgAtEnd: os.loadavg(), node: process.version, rounds, durationMs: Number(o["duration-ms"]), concurrency: Number(o.concurrency), sessions: Number(o.sessions), loadgens: Number(o.loadgens) }, rows, raw: results }, null, 2)}\n`);
+  fs.writeFileSync(
+    o.out,
+    `${JSON.stringify({ meta: { date: new Date().toISOString(), cpus: os.cpus().length, loadavgAtStart: loadAtStart, loadavgAtEnd: os.loadavg(), node: process.version, rounds, durationMs: Number(o["duration-ms"]), concurrency: Number(o.concurrency), sessions: Number(o.sessions), loadgens: Number(o.loadgens) }, rows, raw: results }, null, 2)}\n`,
+  );
   console.error(`fleet bench: wrote ${o.out}`);
 } finally {
   await stopAll();

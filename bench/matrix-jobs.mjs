@@ -16,13 +16,31 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const { values } = parseArgs({ options: { rounds: { type: "string", default: "1" }, out: { type: "string", default: join(root, "bench/results/matrix-jobs.json") } } });
+const { values } = parseArgs({
+  options: { rounds: { type: "string", default: "1" }, out: { type: "string", default: join(root, "bench/results/matrix-jobs.json") } },
+});
 const rounds = Number(values.rounds);
 const kinds = "unavailable,internal,resource-exhausted,timeout,crash";
 
 function run(jobs) {
   const out = mkdtempSync(join(tmpdir(), "modelstub-bench-matrix-"));
-  const args = [join(root, "bin/modelstub.js"), "matrix", "run", join(root, "bench/matrix/agent.yaml"), "--kinds", kinds, "--jobs", String(jobs), "--out", out, "--jsonl", join(out, "plans.jsonl"), "--", process.execPath, join(root, "bench/matrix/executor.mjs")];
+  const args = [
+    join(root, "bin/modelstub.js"),
+    "matrix",
+    "run",
+    join(root, "bench/matrix/agent.yaml"),
+    "--kinds",
+    kinds,
+    "--jobs",
+    String(jobs),
+    "--out",
+    out,
+    "--jsonl",
+    join(out, "plans.jsonl"),
+    "--",
+    process.execPath,
+    join(root, "bench/matrix/executor.mjs"),
+  ];
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
     execFile(process.execPath, args, { maxBuffer: 64 * 1024 * 1024 }, (err, _stdout, stderr) => {
@@ -49,7 +67,18 @@ for (let r = 0; r < rounds; r++) {
 }
 const one = median(times[1]);
 const two = median(times[2]);
-const result = { date: new Date().toISOString(), node: process.version, loadAverage: load, rounds, plans, kinds, jobs1Ms: Math.round(one), jobs2Ms: Math.round(two), speedup: Number((one / two).toFixed(2)), perPlanMs: { jobs1: Math.round(one / plans), jobs2: Math.round(two / plans) } };
+const result = {
+  date: new Date().toISOString(),
+  node: process.version,
+  loadAverage: load,
+  rounds,
+  plans,
+  kinds,
+  jobs1Ms: Math.round(one),
+  jobs2Ms: Math.round(two),
+  speedup: Number((one / two).toFixed(2)),
+  perPlanMs: { jobs1: Math.round(one / plans), jobs2: Math.round(two / plans) },
+};
 mkdirSync(dirname(values.out), { recursive: true });
 writeFileSync(values.out, `${JSON.stringify(result, null, 2)}\n`);
 process.stdout.write(

@@ -103,11 +103,31 @@ cleanup(); // what a killed earlier run may have left, by name
 // 1. Build.
 let t0 = performance.now();
 const build = podman(
-  ["build", "--format", "docker", "--pull=never", "--network=host", "--layers=false", "--build-arg", `NODE_IMAGE=${base}`, "-t", IMAGE, "-f", join(context, "Dockerfile"), context],
+  [
+    "build",
+    "--format",
+    "docker",
+    "--pull=never",
+    "--network=host",
+    "--layers=false",
+    "--build-arg",
+    `NODE_IMAGE=${base}`,
+    "-t",
+    IMAGE,
+    "-f",
+    join(context, "Dockerfile"),
+    context,
+  ],
   { stdio: ["ignore", "pipe", "pipe"] },
 );
 const buildSeconds = seconds(t0);
-if (!check(build.status === 0, `podman build of the Dockerfile (${buildSeconds} s)`, `exit ${build.status}\n${(build.stdout + build.stderr).split("\n").slice(-25).join("\n")}`)) {
+if (
+  !check(
+    build.status === 0,
+    `podman build of the Dockerfile (${buildSeconds} s)`,
+    `exit ${build.status}\n${(build.stdout + build.stderr).split("\n").slice(-25).join("\n")}`,
+  )
+) {
   cleanup();
   finish();
 }
@@ -134,10 +154,22 @@ async function run() {
   const labels = cfg.Labels ?? {};
   const mb = (info.Size / 1e6).toFixed(0);
   console.log(`image ${IMAGE}: ${mb} MB (${info.Size} bytes) on ${base}, built in ${buildSeconds} s`);
-  check(labels["org.opencontainers.image.version"] === pkg.version, "label org.opencontainers.image.version is package.json's version", `${labels["org.opencontainers.image.version"]} != ${pkg.version}`);
-  check(labels["org.opencontainers.image.licenses"] === pkg.license, "label org.opencontainers.image.licenses is package.json's licence", labels["org.opencontainers.image.licenses"]);
+  check(
+    labels["org.opencontainers.image.version"] === pkg.version,
+    "label org.opencontainers.image.version is package.json's version",
+    `${labels["org.opencontainers.image.version"]} != ${pkg.version}`,
+  );
+  check(
+    labels["org.opencontainers.image.licenses"] === pkg.license,
+    "label org.opencontainers.image.licenses is package.json's licence",
+    labels["org.opencontainers.image.licenses"],
+  );
   check(!!labels["org.opencontainers.image.source"], "label org.opencontainers.image.source is set");
-  check("50051/tcp" in (cfg.ExposedPorts ?? {}) && "8080/tcp" in (cfg.ExposedPorts ?? {}), "ports 50051 and 8080 are exposed", JSON.stringify(cfg.ExposedPorts));
+  check(
+    "50051/tcp" in (cfg.ExposedPorts ?? {}) && "8080/tcp" in (cfg.ExposedPorts ?? {}),
+    "ports 50051 and 8080 are exposed",
+    JSON.stringify(cfg.ExposedPorts),
+  );
   const health = (info.Healthcheck ?? info.HealthCheck ?? cfg.Healthcheck)?.Test ?? [];
   check(JSON.stringify(health) === JSON.stringify(["CMD", "node", "bin/modelstub.js", "health"]), "HEALTHCHECK runs modelstub health", JSON.stringify(health));
   // The runtime has no shell (Node and its libraries only): probe it with node itself.
@@ -146,7 +178,9 @@ async function run() {
   check(version === `v${nodeVersion}`, `the image runs Node ${nodeVersion}, the Dockerfile's`, version);
   const who = inImage("console.log(process.getuid(), require('os').userInfo().username)");
   check(who === "1000 node", "the image runs as the non-root user node (uid 1000)", who);
-  const extra = inImage("const fs = require('fs'); console.log(['/bin/sh', '/usr/bin/apt-get', '/usr/local/bin/npm', '/usr/local/lib/node_modules'].filter((p) => fs.existsSync(p)).join(' ') || 'none')");
+  const extra = inImage(
+    "const fs = require('fs'); console.log(['/bin/sh', '/usr/bin/apt-get', '/usr/local/bin/npm', '/usr/local/lib/node_modules'].filter((p) => fs.existsSync(p)).join(' ') || 'none')",
+  );
   check(extra === "none", "the runtime carries no shell, package manager or npm (Node and its libraries only)", extra);
 
   // 3. The documented run, in a scratch folder (a clone's examples/ beside it).
@@ -199,14 +233,22 @@ set -e
   check(one.message?.content === "All in one piece.", "Generate answers from the mounted examples script", one.message?.content);
   const chunks = [];
   for await (const f of model.generateStream(user("explicit chunks"), { timeoutMs: 10_000 })) if (f.frame.case === "textDelta") chunks.push(f.frame.value);
-  check(JSON.stringify(chunks) === JSON.stringify(["Hello", ", ", "streaming ", "world!"]), "GenerateStream streams the script's chunks", JSON.stringify(chunks));
+  check(
+    JSON.stringify(chunks) === JSON.stringify(["Hello", ", ", "streaming ", "world!"]),
+    "GenerateStream streams the script's chunks",
+    JSON.stringify(chunks),
+  );
   const res = await fetch(`http://127.0.0.1:${httpPort}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json", ...TOKEN_HEADER(env.token) },
     body: JSON.stringify({ model: "modelstub", messages: [{ role: "user", content: "hi" }] }),
   });
   const body = await res.json().catch(() => ({}));
-  check(res.status === 200 && body.choices?.[0]?.message?.content === "Split into words by default.", "the HTTP front answers a chat completion", `${res.status} ${JSON.stringify(body)}`);
+  check(
+    res.status === 200 && body.choices?.[0]?.message?.content === "Split into words by default.",
+    "the HTTP front answers a chat completion",
+    `${res.status} ${JSON.stringify(body)}`,
+  );
   const got = await control.call("GetEpisode", { session: "default" });
   check(got.episode?.calls?.length === 3, "GetEpisode holds the three calls", String(got.episode?.calls?.length));
   model.close();
@@ -217,21 +259,34 @@ set -e
   const stop = podman(["stop", "-t", "10", NAME]);
   const stopSeconds = Number(seconds(t0));
   const [state] = JSON.parse(podman(["inspect", NAME]).stdout).map((c) => c.State);
-  check(stop.status === 0 && state.ExitCode === 0 && stopSeconds < 10, `podman stop: exit code 0 after ${stopSeconds} s, before the 10 s SIGKILL`, `stop exit ${stop.status}, container exit ${state.ExitCode}, ${stopSeconds} s${state.ExitCode === 137 ? " (SIGKILL: if the logs end in \"stopped\", node finished the drain but did not exit: a connection left open keeps its event loop alive; seen here on the gRPC port, half-closed by the server, while this check still held its closed grpc-js channel)" : ""}\n${podman(["logs", NAME]).stderr}`);
+  check(
+    stop.status === 0 && state.ExitCode === 0 && stopSeconds < 10,
+    `podman stop: exit code 0 after ${stopSeconds} s, before the 10 s SIGKILL`,
+    `stop exit ${stop.status}, container exit ${state.ExitCode}, ${stopSeconds} s${state.ExitCode === 137 ? ' (SIGKILL: if the logs end in "stopped", node finished the drain but did not exit: a connection left open keeps its event loop alive; seen here on the gRPC port, half-closed by the server, while this check still held its closed grpc-js channel)' : ""}\n${podman(["logs", NAME]).stderr}`,
+  );
   const logs = ((l) => l.stdout + l.stderr)(podman(["logs", NAME]));
-  check(/"msg":"shutting down".*"signal":"SIGTERM"/.test(logs) && /"msg":"stopped"/.test(logs), "the logs show SIGTERM reached node (PID 1) and the drain ended in \"stopped\"", logs.split("\n").slice(-5).join("\n"));
+  check(
+    /"msg":"shutting down".*"signal":"SIGTERM"/.test(logs) && /"msg":"stopped"/.test(logs),
+    'the logs show SIGTERM reached node (PID 1) and the drain ended in "stopped"',
+    logs.split("\n").slice(-5).join("\n"),
+  );
   const dir = join(scratch, "episodes");
   const files = existsSync(dir) ? readdirSync(dir).sort() : [];
   const store = existsSync(join(dir, ".episodes")) ? readdirSync(join(dir, ".episodes")).sort() : [];
   const current = store.includes("default") ? readlinkSync(join(dir, ".episodes", "default")) : "";
   check(
-    JSON.stringify(files) === JSON.stringify([".episodes", "default.episode.binpb", "default.episode.json"]) && JSON.stringify(store) === JSON.stringify(["default", current].sort()),
+    JSON.stringify(files) === JSON.stringify([".episodes", "default.episode.binpb", "default.episode.json"]) &&
+      JSON.stringify(store) === JSON.stringify(["default", current].sort()),
     "the episodes mount holds default.episode.binpb and .json (links to .episodes/default/, the pair's one folder), no temp files",
     `${files.join(", ")} | .episodes: ${store.join(", ")}`,
   );
   if (files.includes("default.episode.binpb")) {
     const onDisk = readFileSync(join(dir, "default.episode.binpb"));
-    check(Buffer.compare(onDisk, Buffer.from(got.episodeBinpb)) === 0, "episodes/default.episode.binpb is byte-equal to GetEpisode's bytes before the stop", `${onDisk.length} vs ${got.episodeBinpb.length} bytes`);
+    check(
+      Buffer.compare(onDisk, Buffer.from(got.episodeBinpb)) === 0,
+      "episodes/default.episode.binpb is byte-equal to GetEpisode's bytes before the stop",
+      `${onDisk.length} vs ${got.episodeBinpb.length} bytes`,
+    );
     check(statSync(join(dir, "default.episode.binpb")).uid === 1000, "the episode file is written by uid 1000 (node)");
   }
   if (files.includes("default.episode.json")) {
@@ -241,7 +296,11 @@ set -e
     } catch (err) {
       json = { error: String(err) };
     }
-    check(Array.isArray(json.calls) && json.calls.length === 3, "episodes/default.episode.json is whole: it parses and holds the three calls", JSON.stringify(json).slice(0, 300));
+    check(
+      Array.isArray(json.calls) && json.calls.length === 3,
+      "episodes/default.episode.json is whole: it parses and holds the three calls",
+      JSON.stringify(json).slice(0, 300),
+    );
   }
   checkCompose();
   await stopUnderLoad();
@@ -257,7 +316,26 @@ async function stopUnderLoad() {
   chmodSync(join(load, "episodes"), 0o777);
   writeFileSync(join(load, "scripts", "hang.yaml"), "entries:\n  - hang: true\n    repeat: true\n");
   const port = await freePort();
-  const started = podman(["run", "-d", "--name", LOAD_NAME, "--network=host", "-v", `${load}/scripts:/scripts:ro`, "-v", `${load}/episodes:/episodes`, "-e", "MODELSTUB_SCRIPT=/scripts/hang.yaml", "-e", `MODELSTUB_GRPC=127.0.0.1:${port}`, "-e", "MODELSTUB_HTTP=", "-e", "MODELSTUB_LOG_LEVEL=info", IMAGE]);
+  const started = podman([
+    "run",
+    "-d",
+    "--name",
+    LOAD_NAME,
+    "--network=host",
+    "-v",
+    `${load}/scripts:/scripts:ro`,
+    "-v",
+    `${load}/episodes:/episodes`,
+    "-e",
+    "MODELSTUB_SCRIPT=/scripts/hang.yaml",
+    "-e",
+    `MODELSTUB_GRPC=127.0.0.1:${port}`,
+    "-e",
+    "MODELSTUB_HTTP=",
+    "-e",
+    "MODELSTUB_LOG_LEVEL=info",
+    IMAGE,
+  ]);
   if (!check(started.status === 0, "stop under load: the image starts on its defaults with a hanging script", started.stderr)) return;
   let healthy = false;
   for (let i = 0; i < 60 && !healthy; i++) {
@@ -266,7 +344,10 @@ async function stopUnderLoad() {
   }
   if (!check(healthy, "stop under load: healthy", podman(["logs", LOAD_NAME]).stderr)) return;
   const Client = makeGenericClientConstructor(serviceDefinition(ModelService), "ModelService");
-  const clients = Array.from({ length: channels }, () => new Client(`127.0.0.1:${port}`, credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 }));
+  const clients = Array.from(
+    { length: channels },
+    () => new Client(`127.0.0.1:${port}`, credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 }),
+  );
   const request = create(GenerateRequestSchema, { model: "modelstub", messages: [create(MessageSchema, { role: Role.USER, content: "hang" })] });
   const ended = [];
   for (let i = 0; i < sessions; i++) {
@@ -289,12 +370,22 @@ async function stopUnderLoad() {
   const [state] = JSON.parse(podman(["inspect", LOAD_NAME]).stdout).map((c) => c.State);
   const logs = ((l) => l.stdout + l.stderr)(podman(["logs", LOAD_NAME]));
   const stopped = /\{[^\n]*"msg":"stopped"[^\n]*\}/.exec(logs)?.[0] ?? "(no stopped line)";
-  console.log(`stop under load: podman stop took ${stopSeconds} s with ${graceEnv}: ${(10 - stopSeconds).toFixed(1)} s before the SIGKILL; the server's last line: ${stopped}`);
-  check(stop.status === 0 && state.ExitCode === 0, `stop under load: exit code 0 after ${stopSeconds} s, not SIGKILLed (137)`, `stop exit ${stop.status}, container exit ${state.ExitCode}\n${logs.split("\n").slice(-8).join("\n")}`);
+  console.log(
+    `stop under load: podman stop took ${stopSeconds} s with ${graceEnv}: ${(10 - stopSeconds).toFixed(1)} s before the SIGKILL; the server's last line: ${stopped}`,
+  );
+  check(
+    stop.status === 0 && state.ExitCode === 0,
+    `stop under load: exit code 0 after ${stopSeconds} s, not SIGKILLed (137)`,
+    `stop exit ${stop.status}, container exit ${state.ExitCode}\n${logs.split("\n").slice(-8).join("\n")}`,
+  );
   // The margin: the drain takes the grace, and cutting off and writing 1,000 episodes at most half
   // of what docker leaves after it. A machine slower than that needs a shorter grace (docs/container.md).
   const graceSeconds = parseFloat(graceEnv?.split("=")[1] ?? "5");
-  check(stopSeconds < graceSeconds + (10 - graceSeconds) / 2, `stop under load: the stop ends within the grace and half the rest of docker's 10 s (${graceSeconds} + ${((10 - graceSeconds) / 2).toFixed(1)} s)`, `${stopSeconds} s`);
+  check(
+    stopSeconds < graceSeconds + (10 - graceSeconds) / 2,
+    `stop under load: the stop ends within the grace and half the rest of docker's 10 s (${graceSeconds} + ${((10 - graceSeconds) / 2).toFixed(1)} s)`,
+    `${stopSeconds} s`,
+  );
   const statuses = {};
   for (const s of await Promise.all(ended)) statuses[s] = (statuses[s] ?? 0) + 1;
   for (const c of clients) c.close();
@@ -316,12 +407,20 @@ async function stopUnderLoad() {
       problems.push(`s${i}: ${err.message}`);
     }
   }
-  check(agree === sessions, `stop under load: ${sessions} pairs of .binpb and .json on the host, each agreeing and recording the shutdown's UNAVAILABLE`, `${agree} good; ${problems.slice(0, 5).join("; ")}`);
+  check(
+    agree === sessions,
+    `stop under load: ${sessions} pairs of .binpb and .json on the host, each agreeing and recording the shutdown's UNAVAILABLE`,
+    `${agree} good; ${problems.slice(0, 5).join("; ")}`,
+  );
   const top = readdirSync(dir).filter((f) => !/^s\d+\.episode\.(binpb|json)$/.test(f));
   const store = existsSync(join(dir, ".episodes")) ? readdirSync(join(dir, ".episodes")) : [];
   const named = new Set(store.filter((f) => !f.includes("@")).map((f) => readlinkSync(join(dir, ".episodes", f))));
   const leftovers = store.filter((f) => f.includes("@") && !named.has(f));
-  check(JSON.stringify(top) === JSON.stringify([".episodes"]) && leftovers.length === 0, "stop under load: no temp file or unused folder left on the host mount", `${top.join(", ")} | ${leftovers.slice(0, 5).join(", ")}`);
+  check(
+    JSON.stringify(top) === JSON.stringify([".episodes"]) && leftovers.length === 0,
+    "stop under load: no temp file or unused folder left on the host mount",
+    `${top.join(", ")} | ${leftovers.slice(0, 5).join(", ")}`,
+  );
 }
 
 // The block after RUN_MARKER in docs/container.md: the one the docs give for `docker run`.
@@ -340,8 +439,16 @@ function checkCompose() {
   const file = join(repo, "docs/container/compose.yaml");
   const doc = parseYaml(readFileSync(file, "utf8"));
   const svc = doc.services?.modelstub ?? {};
-  check(JSON.stringify(svc.healthcheck?.test) === JSON.stringify(["CMD", "node", "bin/modelstub.js", "health"]), "compose.yaml: modelstub's healthcheck is the image's", JSON.stringify(svc.healthcheck?.test));
-  check((svc.ports ?? []).every((p) => String(p).startsWith("127.0.0.1:")), "compose.yaml: published ports are bound to 127.0.0.1", JSON.stringify(svc.ports));
+  check(
+    JSON.stringify(svc.healthcheck?.test) === JSON.stringify(["CMD", "node", "bin/modelstub.js", "health"]),
+    "compose.yaml: modelstub's healthcheck is the image's",
+    JSON.stringify(svc.healthcheck?.test),
+  );
+  check(
+    (svc.ports ?? []).every((p) => String(p).startsWith("127.0.0.1:")),
+    "compose.yaml: published ports are bound to 127.0.0.1",
+    JSON.stringify(svc.ports),
+  );
   const waits = Object.values(doc.services ?? {}).some((s) => s?.depends_on?.modelstub?.condition === "service_healthy");
   check(waits, "compose.yaml: a client service waits for modelstub to be healthy");
   const md = readFileSync(join(repo, "docs/container.md"), "utf8");

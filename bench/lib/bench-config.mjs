@@ -38,7 +38,14 @@ export const cfg = quick
       timing: { calls: 200, latencyMs: 100 },
       http: { concurrency: [1, 16, 64], count: 400, warmup: 100, startupRuns: 3 },
       inprocess: { calls: 20_000, warmup: 20_000 },
-      echo: { calls: 5, warmup: 2, sizes: [{ words: 192_000, batch: 8 }, { words: 2_000, batch: 40 }] },
+      echo: {
+        calls: 5,
+        warmup: 2,
+        sizes: [
+          { words: 192_000, batch: 8 },
+          { words: 2_000, batch: 40 },
+        ],
+      },
       import: { runs: 5 },
     }
   : {
@@ -51,7 +58,14 @@ export const cfg = quick
       timing: { calls: 1000, latencyMs: 100 },
       http: { concurrency: [1, 16, 64], durationMs: 5000, warmup: 2000, startupRuns: 10 },
       inprocess: { calls: 100_000, warmup: 20_000 },
-      echo: { calls: 9, warmup: 2, sizes: [{ words: 192_000, batch: 16 }, { words: 2_000, batch: 100 }] },
+      echo: {
+        calls: 9,
+        warmup: 2,
+        sizes: [
+          { words: 192_000, batch: 16 },
+          { words: 2_000, batch: 100 },
+        ],
+      },
       import: { runs: 21 },
     };
 if (argv.rounds) cfg.rounds = Number(argv.rounds);

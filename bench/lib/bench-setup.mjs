@@ -30,7 +30,11 @@ function buildGripmock() {
   const logFile = path.join(REPO_DIR, ".cache", "build-gripmock.log");
   fs.mkdirSync(path.dirname(logFile), { recursive: true });
   log(`GripMock is not installed: building it from source (bench/peer/build-gripmock.sh, log in ${path.relative(process.cwd(), logFile)})`);
-  const r = spawnSync("bash", [path.join(BENCH_DIR, "peer", "build-gripmock.sh")], { encoding: "utf8", timeout: 15 * 60_000, stdio: ["ignore", "pipe", "pipe"] });
+  const r = spawnSync("bash", [path.join(BENCH_DIR, "peer", "build-gripmock.sh")], {
+    encoding: "utf8",
+    timeout: 15 * 60_000,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   fs.writeFileSync(logFile, `${r.stdout ?? ""}${r.stderr ?? ""}`);
   const found = r.status === 0 ? findTool("gripmock") : null;
   if (found) {
@@ -50,10 +54,18 @@ if (loadgen === "ghz" && !ghz) {
 }
 export const notes = [];
 if (!ghz) notes.push("ghz not installed: unary load used the Node load generator (run bench/install-tools.sh)");
-if (!gripmock && gripmockBuild.tried) notes.push(`GripMock could not be built (${gripmockBuild.reason}; .cache/build-gripmock.log): its targets are not measured`);
-else if (!gripmock) notes.push("GripMock not installed: peer skipped (bench/install-tools.sh, or bench/peer/build-gripmock.sh to build it from source where the Go module proxy refuses github.com/bavix/gripmock/v3)");
-if (!mockLlm && only.has("http")) notes.push("mock-llm not installed: the http section measured modelstub against the HTTP floor only (bench/install-tools.sh installs @dwmkerr/mock-llm@0.1.29 into .cache/peers/mock-llm)");
-else if (mockLlm && mockLlm.version !== mockLlm.pinned) notes.push(`mock-llm ${mockLlm.version} installed, ${mockLlm.pinned} pinned: rerun bench/install-tools.sh`);
+if (!gripmock && gripmockBuild.tried)
+  notes.push(`GripMock could not be built (${gripmockBuild.reason}; .cache/build-gripmock.log): its targets are not measured`);
+else if (!gripmock)
+  notes.push(
+    "GripMock not installed: peer skipped (bench/install-tools.sh, or bench/peer/build-gripmock.sh to build it from source where the Go module proxy refuses github.com/bavix/gripmock/v3)",
+  );
+if (!mockLlm && only.has("http"))
+  notes.push(
+    "mock-llm not installed: the http section measured modelstub against the HTTP floor only (bench/install-tools.sh installs @dwmkerr/mock-llm@0.1.29 into .cache/peers/mock-llm)",
+  );
+else if (mockLlm && mockLlm.version !== mockLlm.pinned)
+  notes.push(`mock-llm ${mockLlm.version} installed, ${mockLlm.pinned} pinned: rerun bench/install-tools.sh`);
 if (!modelstubBuilt) notes.push("modelstub not built (dist/src/cli/main.js missing): modelstub measurements skipped; run `npm run build`");
 
 export const results = {
@@ -69,11 +81,18 @@ export const results = {
     streamLoadgen: "node-loadgen",
     ghz: ghz ? { version: ghz.version, pinned: ghz.pinned, bin: ghz.bin } : null,
     gripmockBuild: gripmockBuild.tried ? { ...gripmockBuild } : null,
-    gripmock: gripmock ? { version: gripmock.version, pinned: gripmock.pinned, bin: gripmock.bin, ...(gripmock.commit ? { commit: gripmock.commit } : {}) } : null,
+    gripmock: gripmock
+      ? { version: gripmock.version, pinned: gripmock.pinned, bin: gripmock.bin, ...(gripmock.commit ? { commit: gripmock.commit } : {}) }
+      : null,
     mockLlm: mockLlm ? { package: mockLlm.package, version: mockLlm.version, pinned: mockLlm.pinned, main: mockLlm.main } : null,
     httpLoadgen: "http-loadgen (bench/load/http-loadgen.mjs, node:http keep-alive Agent, maxSockets = concurrency)",
     schemaSource: payloads.schemaSource,
-    sizes: { request: payloads.request.length, response: payloads.response.length, streamFrames: payloads.frames.length, streamBytes: payloads.frames.reduce((a, f) => a + f.length, 0) },
+    sizes: {
+      request: payloads.request.length,
+      response: payloads.response.length,
+      streamFrames: payloads.frames.length,
+      streamBytes: payloads.frames.reduce((a, f) => a + f.length, 0),
+    },
     modelstub: modelstubBuilt ? MODELSTUB_BIN : null,
     modelstubReadyProbe: MODELSTUB_READY,
     config: cfg,

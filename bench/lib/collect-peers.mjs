@@ -26,7 +26,10 @@ export function collectPeers() {
       // Stands in for GripMock only when GripMock did not run.
       ...(results.peers.some((p) => p.name === "GripMock")
         ? {}
-        : { standsInFor: "GripMock v3 (not installed: the Go module proxy reachable here refuses github.com/bavix/gripmock/v3; bench/peer/build-gripmock.sh builds it from source)" }),
+        : {
+            standsInFor:
+              "GripMock v3 (not installed: the Go module proxy reachable here refuses github.com/bavix/gripmock/v3; bench/peer/build-gripmock.sh builds it from source)",
+          }),
       http: Object.fromEntries(httpRows.map(([c, row]) => [c, row["mock-llm"]])),
       startup: results.http?.startup?.["mock-llm"] ?? null,
     });

@@ -9,7 +9,23 @@ import { ghz, loadgen, payloads } from "./bench-setup.mjs";
 /** One unary load run with the chosen generator: { rps, p50, p99, mean, calls, codes }. */
 export async function unaryLoad(address, concurrency, { count, durationMs, warmup }) {
   if (loadgen === "ghz") {
-    const base = ["--insecure", "--protoset", PROTOSET, "--call", "modelstub.v1.ModelService.Generate", "--binary-file", payloads.requestBin, "-c", String(concurrency), "--connections", "1", "-t", "10s", "-O", "json"];
+    const base = [
+      "--insecure",
+      "--protoset",
+      PROTOSET,
+      "--call",
+      "modelstub.v1.ModelService.Generate",
+      "--binary-file",
+      payloads.requestBin,
+      "-c",
+      String(concurrency),
+      "--connections",
+      "1",
+      "-t",
+      "10s",
+      "-O",
+      "json",
+    ];
     if (warmup) await runTool(ghz.bin, [...base, "-n", String(Math.max(warmup, concurrency)), address], { timeoutMs: 60_000 });
     const args = durationMs ? [...base, "-z", `${durationMs / 1000}s`, address] : [...base, "-n", String(Math.max(count, concurrency)), address];
     const r = await runTool(ghz.bin, args, { timeoutMs: (durationMs ?? 60_000) + 60_000 });
@@ -24,7 +40,16 @@ export async function unaryLoad(address, concurrency, { count, durationMs, warmu
   }
   const j = await runNodeLoadgen(
     LOADGEN,
-    { target: address, path: GENERATE_PATH, payloads: payloads.file, concurrency, count: durationMs ? 5_000_000 : count, "duration-ms": durationMs ?? 60_000, warmup: warmup ?? 0, "deadline-ms": 10_000 },
+    {
+      target: address,
+      path: GENERATE_PATH,
+      payloads: payloads.file,
+      concurrency,
+      count: durationMs ? 5_000_000 : count,
+      "duration-ms": durationMs ?? 60_000,
+      warmup: warmup ?? 0,
+      "deadline-ms": 10_000,
+    },
     (durationMs ?? 60_000) + 90_000,
   );
   return { tool: "node", rps: j.rps, calls: j.calls, codes: j.codes, mean: j.latencyMs.mean, p50: j.latencyMs.p50, p99: j.latencyMs.p99 };

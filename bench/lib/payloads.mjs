@@ -116,7 +116,11 @@ export async function buildPayloads() {
   const id = STREAM_ID;
   const frames = [];
   for (let i = 0; i < STREAM_CHUNKS; i++) {
-    frames.push(Buffer.from(toBinary(S.GenerateStreamResponse, create(S.GenerateStreamResponse, { id, model: MODEL, frame: { case: "textDelta", value: STREAM_TEXT[i] } }))));
+    frames.push(
+      Buffer.from(
+        toBinary(S.GenerateStreamResponse, create(S.GenerateStreamResponse, { id, model: MODEL, frame: { case: "textDelta", value: STREAM_TEXT[i] } })),
+      ),
+    );
   }
   const sOut = tokens(STREAM_TEXT);
   frames.push(
@@ -157,5 +161,12 @@ export async function writePayloadFile() {
 export function readPayloadFile(file) {
   const j = JSON.parse(fs.readFileSync(file, "utf8"));
   const b = (s) => Buffer.from(s, "base64");
-  return { schemaSource: j.schemaSource, request: b(j.request), streamRequest: b(j.streamRequest), response: b(j.response), frames: j.frames.map(b), listModelsRequest: b(j.listModelsRequest) };
+  return {
+    schemaSource: j.schemaSource,
+    request: b(j.request),
+    streamRequest: b(j.streamRequest),
+    response: b(j.response),
+    frames: j.frames.map(b),
+    listModelsRequest: b(j.listModelsRequest),
+  };
 }

@@ -9,7 +9,9 @@ export function printReport(rows, failures) {
     `## modelstub bench (${results.meta.mode}, ${results.meta.date})`,
     "",
     // Whether the gRPC peer ran comes first: a full run without it judges none of its targets.
-    gripmock ? `GripMock ${gripmock.version}${gripmock.commit ? ` (${gripmock.commit.slice(0, 12)})` : ""}${gripmockBuild.ok ? ", built from source for this run" : ""}.` : `**GripMock did not run: ${gripmockBuild.tried ? `it could not be built (${gripmockBuild.reason})` : "not installed"}. Its targets are not measured.**`,
+    gripmock
+      ? `GripMock ${gripmock.version}${gripmock.commit ? ` (${gripmock.commit.slice(0, 12)})` : ""}${gripmockBuild.ok ? ", built from source for this run" : ""}.`
+      : `**GripMock did not run: ${gripmockBuild.tried ? `it could not be built (${gripmockBuild.reason})` : "not installed"}. Its targets are not measured.**`,
     "",
     `Node ${process.version}, ${results.meta.cpus} CPUs, load average at start ${results.meta.loadavgAtStart.join(" ")}; unary load: ${results.meta.loadgen}; streams: Node load generator${results.http ? "; HTTP: Node http load generator (keep-alive)" : ""}; ${cfg.rounds} round(s), medians.`,
     "",

@@ -11,6 +11,15 @@ if (typeof process.send === "function") {
     const mem = process.memoryUsage();
     // CPU time of the whole process (every thread: GC helpers included), user plus system, in us.
     const cpu = process.cpuUsage();
-    process.send({ type: "stats", id: m.id, rss: mem.rss, heapUsed: mem.heapUsed, external: mem.external, cpuUs: cpu.user + cpu.system, resources, handles: Object.values(resources).reduce((a, b) => a + b, 0) });
+    process.send({
+      type: "stats",
+      id: m.id,
+      rss: mem.rss,
+      heapUsed: mem.heapUsed,
+      external: mem.external,
+      cpuUs: cpu.user + cpu.system,
+      resources,
+      handles: Object.values(resources).reduce((a, b) => a + b, 0),
+    });
   });
 }

@@ -37,7 +37,18 @@ export function freePort() {
  * channel so stats() works (`nodeBin`: another Node binary than this one). Resolves once `readyLine` matches a stdout or stderr line (or immediately
  * when it is null), with the match.
  */
-export async function startServer({ name, cmd, args = [], node = false, nodeBin = process.execPath, nodeArgs = [], env, readyLine = /listening(?: on |","address":")([^\s"]+)/, timeoutMs = 20_000, cwd }) {
+export async function startServer({
+  name,
+  cmd,
+  args = [],
+  node = false,
+  nodeBin = process.execPath,
+  nodeArgs = [],
+  env,
+  readyLine = /listening(?: on |","address":")([^\s"]+)/,
+  timeoutMs = 20_000,
+  cwd,
+}) {
   const t0 = process.hrtime.bigint();
   const argv = node ? [...nodeArgs, "--import", PROBE, ...args] : args;
   const child = spawn(node ? nodeBin : cmd, argv, {

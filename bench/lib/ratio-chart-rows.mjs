@@ -28,7 +28,14 @@ export function ratioChartRows(results) {
   const gripmock = peers.find((p) => p.name === "GripMock");
   const mockLlm = peers.find((p) => p.name === "mock-llm");
   const peerBar = (peer, value) => (peer && num(value) ? [{ name: `${peer.name} ${peer.version ?? ""}`.trim(), value }] : []);
-  const row = (id, label, value, target = null, targetNote = null, peerBars = []) => ({ id, label, value, target: num(target) ? target : null, targetNote: num(target) ? targetNote : null, peers: peerBars });
+  const row = (id, label, value, target = null, targetNote = null, peerBars = []) => ({
+    id,
+    label,
+    value,
+    target: num(target) ? target : null,
+    targetNote: num(target) ? targetNote : null,
+    peers: peerBars,
+  });
 
   const grpc = [];
   const unary = results?.unary?.byConcurrency;
@@ -36,15 +43,41 @@ export function ratioChartRows(results) {
     const r = unary[c];
     if (!r?.floor) continue;
     const g = gripmock?.unary?.[c];
-    grpc.push(row(`unary-rps-c${c}`, `Unary req/s, c=${c}`, faster(r.modelstub?.rps, r.floor.rps), t.unaryThroughput, `>= ${t.unaryThroughput}x`, peerBar(gripmock, faster(g?.rps, r.floor.rps))));
+    grpc.push(
+      row(
+        `unary-rps-c${c}`,
+        `Unary req/s, c=${c}`,
+        faster(r.modelstub?.rps, r.floor.rps),
+        t.unaryThroughput,
+        `>= ${t.unaryThroughput}x`,
+        peerBar(gripmock, faster(g?.rps, r.floor.rps)),
+      ),
+    );
   }
   for (const c of byC(unary)) {
     const r = unary[c];
     if (!r?.floor || !num(r.floor.p99Ms)) continue;
-    grpc.push(row(`unary-p99-c${c}`, `Unary p99 latency, c=${c}`, shorter(r.modelstub?.p99Ms, r.floor.p99Ms), num(t.unaryP99) ? 1 / t.unaryP99 : null, `p99 <= ${t.unaryP99}x`));
+    grpc.push(
+      row(
+        `unary-p99-c${c}`,
+        `Unary p99 latency, c=${c}`,
+        shorter(r.modelstub?.p99Ms, r.floor.p99Ms),
+        num(t.unaryP99) ? 1 / t.unaryP99 : null,
+        `p99 <= ${t.unaryP99}x`,
+      ),
+    );
   }
   const s = results?.stream;
-  if (s?.floor) grpc.push(row("stream", `Stream chunks/s (${s.chunksPerStream ?? "n"}-chunk reply)`, faster(s.modelstub?.framesPerSec, s.floor.framesPerSec), t.streaming, `>= ${t.streaming}x`));
+  if (s?.floor)
+    grpc.push(
+      row(
+        "stream",
+        `Stream chunks/s (${s.chunksPerStream ?? "n"}-chunk reply)`,
+        faster(s.modelstub?.framesPerSec, s.floor.framesPerSec),
+        t.streaming,
+        `>= ${t.streaming}x`,
+      ),
+    );
   const st = results?.startup;
   if (st?.floor) {
     const note = num(t.startupRatio) ? `<= ${t.startupRatio}x floor` : `< ${t.startupMs} ms`;
@@ -55,24 +88,49 @@ export function ratioChartRows(results) {
       return row(id, label, s?.floor ? shorter(s.modelstub?.medianMs, s.floor.medianMs) : null, target, note, [...listener, ...gm]);
     };
     grpc.push(startupRow("startup", `Start-up, spawn to ready (median)${st.node ? `, Node ${st.node}` : ""}`, st));
-    if (st.node24) grpc.push(startupRow("startup-node24", `Start-up, spawn to ready, Node ${st.node24.node ?? "24"}`, st.node24.notMeasured ? null : st.node24));
+    if (st.node24)
+      grpc.push(startupRow("startup-node24", `Start-up, spawn to ready, Node ${st.node24.node ?? "24"}`, st.node24.notMeasured ? null : st.node24));
   }
   const v = results?.virtual;
   if (v?.floor) {
     const limit = num(t.virtualWallMs) && num(v.entries) ? (t.virtualWallMs * v.entries) / 10_000 : null;
     const target = within(t.virtualRatio, limit ? v.floor.wallMs / limit : null);
-    grpc.push(row("virtual", `Virtual clock: ${v.entries} x 1 s entries, wall time`, shorter(v.modelstub?.wallMs, v.floor.wallMs), target, num(t.virtualRatio) ? `<= ${t.virtualRatio}x floor` : `< ${limit} ms`));
+    grpc.push(
+      row(
+        "virtual",
+        `Virtual clock: ${v.entries} x 1 s entries, wall time`,
+        shorter(v.modelstub?.wallMs, v.floor.wallMs),
+        target,
+        num(t.virtualRatio) ? `<= ${t.virtualRatio}x floor` : `< ${limit} ms`,
+      ),
+    );
   }
   const sc = results?.scale;
   if (sc?.floor) {
     const target = within(t.scalePeakRssRatio, num(t.scalePeakRssMb) ? sc.floor.peakRssMb / t.scalePeakRssMb : null);
-    grpc.push(row("scale-rss", `Memory: peak RSS, ${sc.calls} hung calls`, shorter(sc.modelstub?.peakRssMb, sc.floor.peakRssMb), target, num(t.scalePeakRssRatio) ? `<= ${t.scalePeakRssRatio}x floor` : `< ${t.scalePeakRssMb} MB`));
+    grpc.push(
+      row(
+        "scale-rss",
+        `Memory: peak RSS, ${sc.calls} hung calls`,
+        shorter(sc.modelstub?.peakRssMb, sc.floor.peakRssMb),
+        target,
+        num(t.scalePeakRssRatio) ? `<= ${t.scalePeakRssRatio}x floor` : `< ${t.scalePeakRssMb} MB`,
+      ),
+    );
   }
   const tm = results?.timing;
   if (tm?.floor?.errorMs) {
     const floorErr = tm.floor.errorMs.p99;
     const target = num(t.timingErrorP99Ms) && num(floorErr) ? floorErr / (floorErr + t.timingErrorP99Ms) : null;
-    grpc.push(row("timing-p99", `Timer error p99, ${tm.calls} x ${tm.declaredMs} ms burst`, shorter(tm.modelstub?.errorMs?.p99, floorErr), target, `<= ${t.timingErrorP99Ms} ms over floor`));
+    grpc.push(
+      row(
+        "timing-p99",
+        `Timer error p99, ${tm.calls} x ${tm.declaredMs} ms burst`,
+        shorter(tm.modelstub?.errorMs?.p99, floorErr),
+        target,
+        `<= ${t.timingErrorP99Ms} ms over floor`,
+      ),
+    );
   }
 
   const http = [];
@@ -82,14 +140,32 @@ export function ratioChartRows(results) {
     const r = h[c];
     if (!r?.floor) continue;
     const target = judgedAt(c) && num(t.httpThroughput) ? t.httpThroughput : null;
-    http.push(row(`http-rps-c${c}`, `HTTP req/s, c=${c}`, faster(r.modelstub?.rps, r.floor.rps), target, `>= ${t.httpThroughput}x`, peerBar(mockLlm, faster(mockLlm?.http?.[c]?.rps, r.floor.rps))));
+    http.push(
+      row(
+        `http-rps-c${c}`,
+        `HTTP req/s, c=${c}`,
+        faster(r.modelstub?.rps, r.floor.rps),
+        target,
+        `>= ${t.httpThroughput}x`,
+        peerBar(mockLlm, faster(mockLlm?.http?.[c]?.rps, r.floor.rps)),
+      ),
+    );
   }
   const hs = results?.http?.startup;
   if (hs?.floor) {
     // No slower than modelstub's gRPC start-up of the same run: on this scale, HTTP floor / gRPC start-up.
     const grpcMs = results?.startup?.modelstub?.medianMs;
     const target = num(t.httpStartupVsGrpc) && num(grpcMs) ? hs.floor.medianMs / (grpcMs * t.httpStartupVsGrpc) : null;
-    http.push(row("http-startup", "HTTP start-up, spawn to first 200", shorter(hs.modelstub?.medianMs, hs.floor.medianMs), target, "<= gRPC start-up", peerBar(mockLlm, shorter(mockLlm?.startup?.medianMs, hs.floor.medianMs))));
+    http.push(
+      row(
+        "http-startup",
+        "HTTP start-up, spawn to first 200",
+        shorter(hs.modelstub?.medianMs, hs.floor.medianMs),
+        target,
+        "<= gRPC start-up",
+        peerBar(mockLlm, shorter(mockLlm?.startup?.medianMs, hs.floor.medianMs)),
+      ),
+    );
   }
 
   const groups = [];

@@ -34,7 +34,9 @@ async function pollGrpc(address, deadline, path, request, okReply) {
   try {
     for (;;) {
       const reply = await new Promise((resolve) =>
-        client.makeUnaryRequest(path, pass, pass, request, new grpc.Metadata(), { deadline: Date.now() + 1000, waitForReady: true }, (err, r) => resolve(err ? null : r)),
+        client.makeUnaryRequest(path, pass, pass, request, new grpc.Metadata(), { deadline: Date.now() + 1000, waitForReady: true }, (err, r) =>
+          resolve(err ? null : r),
+        ),
       );
       if (reply && okReply(reply)) return;
       if (performance.now() > deadline) throw new Error(`${path} on ${address} not ready`);
@@ -72,7 +74,8 @@ export async function pollHttp(address, path, timeoutMs = 10_000) {
 /** Probes by name. Each resolves when ready; rejects after timeoutMs. */
 export const probes = {
   /** grpc.health.v1.Health/Check for the whole server ("") answers SERVING. */
-  health: (_server, address, timeoutMs = 10_000) => pollGrpc(address, performance.now() + timeoutMs, HEALTH_CHECK_PATH, Buffer.alloc(0), (r) => r.equals(SERVING)),
+  health: (_server, address, timeoutMs = 10_000) =>
+    pollGrpc(address, performance.now() + timeoutMs, HEALTH_CHECK_PATH, Buffer.alloc(0), (r) => r.equals(SERVING)),
   /** modelstub.v1.ModelService/ListModels answers OK. */
   listModels: (_server, address, timeoutMs = 10_000) => pollGrpc(address, performance.now() + timeoutMs, LIST_MODELS_PATH, Buffer.alloc(0), () => true),
   /** GET /v1/models answers 200 (modelstub's HTTP front). */
@@ -86,7 +89,7 @@ export const probes = {
     new Promise((resolve, reject) => {
       const t = setTimeout(() => reject(new Error(`${server.name}: no listening line`)), timeoutMs);
       const check = () => {
-        if ([...server.stdout, ...server.stderr].some((l) => /listening on|listening","/.test(l))) return clearTimeout(t), resolve();
+        if ([...server.stdout, ...server.stderr].some((l) => /listening on|listening","/.test(l))) return (clearTimeout(t), resolve());
         setTimeout(check, 1);
       };
       check();

@@ -16,7 +16,14 @@ export function echoRows({ row, judge, f, x }) {
     const judged = size.echoBytes === largest;
     for (const [front, r] of Object.entries(size.fronts)) {
       const pass = judged ? judge(`echo streamed CPU, ${front} (x unary)`, r.ratio, (v) => v <= TARGETS.echoStreamCpu) : undefined;
-      row(`Echo ${kb} KB streamed, ${names[front]}, server CPU ms a call (median of ${e.calls} batches of ${size.batch})`, f(r.streamCpuMs, 2), `${f(r.unaryCpuMs, 2)} (same echo unary)`, x(r.ratio), judged ? `<= ${TARGETS.echoStreamCpu}x` : "", pass);
+      row(
+        `Echo ${kb} KB streamed, ${names[front]}, server CPU ms a call (median of ${e.calls} batches of ${size.batch})`,
+        f(r.streamCpuMs, 2),
+        `${f(r.unaryCpuMs, 2)} (same echo unary)`,
+        x(r.ratio),
+        judged ? `<= ${TARGETS.echoStreamCpu}x` : "",
+        pass,
+      );
     }
   }
 }

@@ -22,7 +22,14 @@ export function httpRows({ row, judge, f, x, pending }) {
   const hs = results.http?.startup;
   if (hs?.floor) {
     const m = hs.modelstub;
-    row(`HTTP start-up median ms (n=${cfg.http.startupRuns}, spawn to first 200)`, m ? f(m.medianMs, 1) : pending, f(hs.floor.medianMs, 1), x(m?.ratio), "", undefined);
+    row(
+      `HTTP start-up median ms (n=${cfg.http.startupRuns}, spawn to first 200)`,
+      m ? f(m.medianMs, 1) : pending,
+      f(hs.floor.medianMs, 1),
+      x(m?.ratio),
+      "",
+      undefined,
+    );
   }
   // HTTP start-up against gRPC start-up, both modelstub's medians of this run: needs both sections.
   if (hs || results.startup) {
@@ -30,7 +37,14 @@ export function httpRows({ row, judge, f, x, pending }) {
     const g = results.startup?.modelstub?.medianMs;
     const r = h != null && g != null ? ratio(h, g) : null;
     const pass = judge("HTTP start-up over gRPC start-up", r, (v) => v <= T.httpStartupVsGrpc);
-    row(`HTTP start-up (first 200) against gRPC start-up (SERVING), modelstub, median ms`, h == null ? "not measured" : f(h, 1), g == null ? "not measured" : `${f(g, 1)} (gRPC)`, x(r), `<= ${T.httpStartupVsGrpc}x`, pass);
+    row(
+      `HTTP start-up (first 200) against gRPC start-up (SERVING), modelstub, median ms`,
+      h == null ? "not measured" : f(h, 1),
+      g == null ? "not measured" : `${f(g, 1)} (gRPC)`,
+      x(r),
+      `<= ${T.httpStartupVsGrpc}x`,
+      pass,
+    );
   }
 }
 
@@ -56,11 +70,25 @@ export function peerRows(ctx) {
   }
   if (gripmock?.stream) {
     const ms = results.stream?.modelstub;
-    row(`Peer GripMock stream chunks/s (${STREAM_CHUNKS}-chunk reply)`, ms ? f(ms.framesPerSec, 0) : pending, `${f(gripmock.stream.framesPerSec, 0)} (GripMock)`, ms ? x(ratio(ms.framesPerSec, gripmock.stream.framesPerSec)) : "-", "", undefined);
+    row(
+      `Peer GripMock stream chunks/s (${STREAM_CHUNKS}-chunk reply)`,
+      ms ? f(ms.framesPerSec, 0) : pending,
+      `${f(gripmock.stream.framesPerSec, 0)} (GripMock)`,
+      ms ? x(ratio(ms.framesPerSec, gripmock.stream.framesPerSec)) : "-",
+      "",
+      undefined,
+    );
   }
   if (gripmock?.startup) {
     const ms = results.startup?.modelstub;
-    row(`Peer GripMock start-up median ms`, ms ? f(ms.medianMs, 1) : pending, `${f(gripmock.startup.medianMs, 1)} (GripMock)`, ms ? x(ratio(ms.medianMs, gripmock.startup.medianMs)) : "-", "", undefined);
+    row(
+      `Peer GripMock start-up median ms`,
+      ms ? f(ms.medianMs, 1) : pending,
+      `${f(gripmock.startup.medianMs, 1)} (GripMock)`,
+      ms ? x(ratio(ms.medianMs, gripmock.startup.medianMs)) : "-",
+      "",
+      undefined,
+    );
   }
   if (results.http?.byConcurrency) {
     const label = mockLlm ? `Peer mock-llm ${mockLlm.version} (HTTP)` : "Peer mock-llm (HTTP)";
@@ -70,6 +98,13 @@ export function peerRows(ctx) {
   }
   if (mockLlm?.startup) {
     const ms = results.http?.startup?.modelstub;
-    row(`Peer mock-llm ${mockLlm.version} start-up median ms (HTTP)`, ms ? f(ms.medianMs, 1) : pending, `${f(mockLlm.startup.medianMs, 1)} (mock-llm)`, ms ? x(ratio(ms.medianMs, mockLlm.startup.medianMs)) : "-", "", undefined);
+    row(
+      `Peer mock-llm ${mockLlm.version} start-up median ms (HTTP)`,
+      ms ? f(ms.medianMs, 1) : pending,
+      `${f(mockLlm.startup.medianMs, 1)} (mock-llm)`,
+      ms ? x(ratio(ms.medianMs, mockLlm.startup.medianMs)) : "-",
+      "",
+      undefined,
+    );
   }
 }

@@ -29,7 +29,18 @@ import { measureVirtual } from "../sections/measure-virtual.mjs";
 // the results object): bench-setup.mjs. Servers: start-servers.mjs. Load: grpc-load.mjs.
 // Verdicts and output: report-rows.mjs, print-report.mjs. Each measurement is in ../sections/,
 // returns a plain object for the JSON, and takes the servers it needs.
-const measures = { unary: measureUnary, stream: measureStream, inprocess: measureInprocess, startup: measureStartup, virtual: measureVirtual, scale: measureScale, timing: measureTiming, http: measureHttp, echo: measureEcho, import: measureImport };
+const measures = {
+  unary: measureUnary,
+  stream: measureStream,
+  inprocess: measureInprocess,
+  startup: measureStartup,
+  virtual: measureVirtual,
+  scale: measureScale,
+  timing: measureTiming,
+  http: measureHttp,
+  echo: measureEcho,
+  import: measureImport,
+};
 
 export async function runBench() {
   const failures = [];

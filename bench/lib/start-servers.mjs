@@ -11,7 +11,12 @@ import { gripmock, mockLlm, payloads } from "./bench-setup.mjs";
 // Servers.
 
 export async function startFloor(unary = "constant", port = 0) {
-  return startServer({ name: `floor(${unary})`, node: true, nodeArgs: ["--expose-gc"], args: [FLOOR_SERVER, "--payloads", payloads.file, "--port", String(port), "--unary", unary] });
+  return startServer({
+    name: `floor(${unary})`,
+    node: true,
+    nodeArgs: ["--expose-gc"],
+    args: [FLOOR_SERVER, "--payloads", payloads.file, "--port", String(port), "--unary", unary],
+  });
 }
 
 export async function startModelstub(script, { clock } = {}) {
@@ -32,7 +37,14 @@ export async function startGripmock({ waitReady = true, stubDir = path.join(PEER
     name: "gripmock",
     cmd: gripmock.bin,
     args: ["--stub", stubDir, path.join(PEER_DIR, "model.proto")],
-    env: { GRPC_HOST: "127.0.0.1", GRPC_PORT: String(grpcPort), HTTP_HOST: "127.0.0.1", HTTP_PORT: String(httpPort), LOG_LEVEL: "error", STUB_WATCHER_ENABLED: "false" },
+    env: {
+      GRPC_HOST: "127.0.0.1",
+      GRPC_PORT: String(grpcPort),
+      HTTP_HOST: "127.0.0.1",
+      HTTP_PORT: String(httpPort),
+      LOG_LEVEL: "error",
+      STUB_WATCHER_ENABLED: "false",
+    },
     readyLine: null,
   });
   s.address = `127.0.0.1:${grpcPort}`;
@@ -53,7 +65,13 @@ export async function startGripmockStream() {
 
 export async function startHttpFloor(replyFile, { waitReady = true } = {}) {
   const port = await freePort();
-  const s = await startServer({ name: "http-floor", node: true, nodeArgs: ["--expose-gc"], args: [HTTP_FLOOR_SERVER, "--reply", replyFile, "--port", String(port)], readyLine: waitReady ? /listening on (\S+)/ : null });
+  const s = await startServer({
+    name: "http-floor",
+    node: true,
+    nodeArgs: ["--expose-gc"],
+    args: [HTTP_FLOOR_SERVER, "--reply", replyFile, "--port", String(port)],
+    readyLine: waitReady ? /listening on (\S+)/ : null,
+  });
   s.address = `127.0.0.1:${port}`;
   return s;
 }
@@ -63,7 +81,14 @@ export async function startModelstubHttp(script, { waitReady = true } = {}) {
   // gRPC on a port of its own choosing (it is always served); HTTP is what is measured. The
   // episode cap is lifted as in startModelstub.
   const args = [MODELSTUB_BIN, "serve", "--script", script, "--grpc", "127.0.0.1:0", "--http", `127.0.0.1:${port}`, "--max-episode-calls", "100000000"];
-  const s = await startServer({ name: "modelstub(http)", node: true, nodeArgs: ["--expose-gc"], args, readyLine: waitReady ? /HTTP listening(?: on |","url":")http:\/\/([^\s"]+)/ : null, timeoutMs: 30_000 });
+  const s = await startServer({
+    name: "modelstub(http)",
+    node: true,
+    nodeArgs: ["--expose-gc"],
+    args,
+    readyLine: waitReady ? /HTTP listening(?: on |","url":")http:\/\/([^\s"]+)/ : null,
+    timeoutMs: 30_000,
+  });
   s.address = `127.0.0.1:${port}`;
   return s;
 }

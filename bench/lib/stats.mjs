@@ -13,7 +13,16 @@ export function summarize(values) {
   if (s.length === 0) return { count: 0 };
   let sum = 0;
   for (const v of s) sum += v;
-  return { count: s.length, min: s[0], mean: sum / s.length, p50: percentile(s, 50), p90: percentile(s, 90), p99: percentile(s, 99), p999: percentile(s, 99.9), max: s[s.length - 1] };
+  return {
+    count: s.length,
+    min: s[0],
+    mean: sum / s.length,
+    p50: percentile(s, 50),
+    p90: percentile(s, 90),
+    p99: percentile(s, 99),
+    p999: percentile(s, 99.9),
+    max: s[s.length - 1],
+  };
 }
 
 export function median(values) {

@@ -68,7 +68,7 @@ export function findNpmPeer(name) {
     if (!fs.existsSync(pkgFile)) continue;
     try {
       const pkg = JSON.parse(fs.readFileSync(pkgFile, "utf8"));
-      const bin = typeof pkg.bin === "string" ? pkg.bin : pkg.bin?.[name] ?? Object.values(pkg.bin ?? {})[0] ?? pkg.main;
+      const bin = typeof pkg.bin === "string" ? pkg.bin : (pkg.bin?.[name] ?? Object.values(pkg.bin ?? {})[0] ?? pkg.main);
       const main = path.join(dir, bin);
       if (!fs.existsSync(main)) continue;
       return { name, package: pkg.name, dir, main, version: pkg.version, pinned: pin.version };

@@ -16,7 +16,16 @@ const PLOT_W = 440; // the axis, then room for the values past its end
 const VERDICT_X = PLOT_X + PLOT_W + 50; // the verdict column
 const ROW_H = 24;
 const PEER_H = 12;
-const COLOURS = { modelstub: "#2f6fb7", peer: "#e08a00", target: "#c62828", pass: "#2e7d32", grid: "#dddddd", floor: "#333333", text: "#1a1a1a", muted: "#555555" };
+const COLOURS = {
+  modelstub: "#2f6fb7",
+  peer: "#e08a00",
+  target: "#c62828",
+  pass: "#2e7d32",
+  grid: "#dddddd",
+  floor: "#333333",
+  text: "#1a1a1a",
+  muted: "#555555",
+};
 
 /** Fixed formatting: coordinates with at most one decimal, ratios with two. */
 const c = (x) => String(Math.round(x * 10) / 10);
@@ -24,7 +33,8 @@ const fmt = (x) => `${x.toFixed(2)}x`;
 const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 const text = (x, y, body, attrs = "") => `<text x="${c(x)}" y="${c(y)}"${attrs ? ` ${attrs}` : ""}>${body}</text>`;
 const rect = (x, y, w, h, fill) => `<rect x="${c(x)}" y="${c(y)}" width="${c(w)}" height="${c(h)}" fill="${fill}"/>`;
-const line = (x1, y1, x2, y2, stroke, width = 1, extra = "") => `<line x1="${c(x1)}" y1="${c(y1)}" x2="${c(x2)}" y2="${c(y2)}" stroke="${stroke}" stroke-width="${width}"${extra ? ` ${extra}` : ""}/>`;
+const line = (x1, y1, x2, y2, stroke, width = 1, extra = "") =>
+  `<line x1="${c(x1)}" y1="${c(y1)}" x2="${c(x2)}" y2="${c(y2)}" stroke="${stroke}" stroke-width="${width}"${extra ? ` ${extra}` : ""}/>`;
 
 /** The axis: its end and its tick step, chosen from the largest value or target (at least 1.0). */
 function axis(groups) {
@@ -48,7 +58,13 @@ function rowSvg(r, y, xOf) {
     out.push(text(at + 6, y + 16, fmt(r.value), `font-weight="bold" fill="${COLOURS.text}"`));
     if (r.target != null) {
       const [word, colour] = r.value >= r.target ? ["pass", COLOURS.pass] : ["miss", COLOURS.target];
-      out.push(text(VERDICT_X, y + 16, `<tspan font-weight="bold" fill="${colour}">${word}</tspan><tspan dx="8" fill="${COLOURS.muted}">target ${esc(r.targetNote)}</tspan>`));
+      out.push(
+        text(
+          VERDICT_X,
+          y + 16,
+          `<tspan font-weight="bold" fill="${colour}">${word}</tspan><tspan dx="8" fill="${COLOURS.muted}">target ${esc(r.targetNote)}</tspan>`,
+        ),
+      );
     }
   }
   r.peers.forEach((p, i) => {
@@ -89,11 +105,19 @@ export function ratioChartSvg(results) {
   }
   const plotBottom = y;
   const grid = ticks.map((t) => line(xOf(t), plotTop, xOf(t), plotBottom, COLOURS.grid));
-  const tickLabels = ticks.map((t) => text(xOf(t), plotBottom + 16, t === 0 ? "0" : `${Number(t.toFixed(2))}x`, `text-anchor="middle" font-size="11" fill="${COLOURS.muted}"`));
+  const tickLabels = ticks.map((t) =>
+    text(xOf(t), plotBottom + 16, t === 0 ? "0" : `${Number(t.toFixed(2))}x`, `text-anchor="middle" font-size="11" fill="${COLOURS.muted}"`),
+  );
   const floorX = xOf(1);
   const height = plotBottom + 76;
   const run = [meta.mode && `${meta.mode} run`, meta.date && `of ${String(meta.date).slice(0, 10)}`].filter(Boolean).join(" ");
-  const machine = [meta.cpus && `${meta.cpus} x ${meta.cpuModel ?? "CPU"}`, meta.node && `Node ${meta.node}`, Array.isArray(meta.loadavgAtStart) && `load average at start ${meta.loadavgAtStart.join(" ")}`].filter(Boolean).join(", ");
+  const machine = [
+    meta.cpus && `${meta.cpus} x ${meta.cpuModel ?? "CPU"}`,
+    meta.node && `Node ${meta.node}`,
+    Array.isArray(meta.loadavgAtStart) && `load average at start ${meta.loadavgAtStart.join(" ")}`,
+  ]
+    .filter(Boolean)
+    .join(", ");
   const legendY = 78;
   const svg = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${c(height)}" viewBox="0 0 ${WIDTH} ${c(height)}" font-family="sans-serif" font-size="12" role="img" aria-labelledby="chart-title">`,
@@ -114,8 +138,18 @@ export function ratioChartSvg(results) {
     text(VERDICT_X, plotTop - 10, "verdict, target", `font-size="11" fill="${COLOURS.muted}"`),
     line(PLOT_X, plotBottom, PLOT_X + PLOT_W, plotBottom, COLOURS.floor),
     ...tickLabels,
-    text(PLOT_X + PLOT_W / 2, plotBottom + 36, "speed relative to the floor (1.0 = the floor; higher is better)", `text-anchor="middle" font-weight="bold" fill="${COLOURS.text}"`),
-    text(PLOT_X + PLOT_W / 2, plotBottom + 54, `Throughput: modelstub / floor. Times, memory and timer error are inverted: floor / modelstub.`, `text-anchor="middle" font-size="11" fill="${COLOURS.muted}"`),
+    text(
+      PLOT_X + PLOT_W / 2,
+      plotBottom + 36,
+      "speed relative to the floor (1.0 = the floor; higher is better)",
+      `text-anchor="middle" font-weight="bold" fill="${COLOURS.text}"`,
+    ),
+    text(
+      PLOT_X + PLOT_W / 2,
+      plotBottom + 54,
+      `Throughput: modelstub / floor. Times, memory and timer error are inverted: floor / modelstub.`,
+      `text-anchor="middle" font-size="11" fill="${COLOURS.muted}"`,
+    ),
     "</svg>",
   ];
   return `${svg.join("\n")}\n`;

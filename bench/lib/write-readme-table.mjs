@@ -18,7 +18,11 @@ export function writeReadmeTable(table, failures) {
   const a = text.indexOf(open);
   const b = text.indexOf(close);
   if (a < 0 || b < a) throw new Error(`docs/performance.md has no ${open} ... ${close} markers`);
-  const command = `node bench/run.mjs${process.argv.slice(2).filter((x) => x !== "--readme").map((x) => ` ${x}`).join("")}`;
+  const command = `node bench/run.mjs${process.argv
+    .slice(2)
+    .filter((x) => x !== "--readme")
+    .map((x) => ` ${x}`)
+    .join("")}`;
   const machine = `${os.cpus().length} x ${os.cpus()[0]?.model ?? "unknown CPU"}, ${round(os.totalmem() / 2 ** 30, 0)} GiB, ${os.type()} ${os.release()}`;
   const block = [
     open,

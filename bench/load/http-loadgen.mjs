@@ -39,10 +39,13 @@ const body = o["body-file"] ? fs.readFileSync(o["body-file"]) : Buffer.alloc(0);
 const expect = o.expect ? Buffer.from(o.expect) : null;
 
 // A hard stop whatever happens: the run's bound plus the last request's timeout plus slack.
-const hardStop = setTimeout(() => {
-  process.stdout.write(`${JSON.stringify({ error: "http-loadgen hard stop: requests did not finish in time" })}\n`);
-  process.exit(3);
-}, durationMs + timeoutMs + 30_000);
+const hardStop = setTimeout(
+  () => {
+    process.stdout.write(`${JSON.stringify({ error: "http-loadgen hard stop: requests did not finish in time" })}\n`);
+    process.exit(3);
+  },
+  durationMs + timeoutMs + 30_000,
+);
 hardStop.unref();
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency, maxFreeSockets: concurrency });

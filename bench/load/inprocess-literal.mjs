@@ -10,7 +10,9 @@ import { parseArgs } from "node:util";
 import { pathToFileURL } from "node:url";
 import { REPO_DIR } from "../lib/paths.mjs";
 
-const { values: o } = parseArgs({ options: { script: { type: "string" }, calls: { type: "string", default: "100000" }, warmup: { type: "string", default: "20000" } } });
+const { values: o } = parseArgs({
+  options: { script: { type: "string" }, calls: { type: "string", default: "100000" }, warmup: { type: "string", default: "20000" } },
+});
 const dist = (p) => import(pathToFileURL(path.join(REPO_DIR, "dist", p)).href);
 const [{ loadScriptFile }, { createStub }, { createInProcessPort }, pb, { create }] = await Promise.all([
   dist("src/script/load-script.js"),

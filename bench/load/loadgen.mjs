@@ -37,23 +37,26 @@ const payload = readPayloadFile(o.payloads)[o.payload];
 if (!payload) throw new Error(`no payload ${o.payload}`);
 
 // A hard stop whatever happens: the run's bound plus the last call's deadline plus slack.
-const hardStop = setTimeout(() => {
-  process.stdout.write(`${JSON.stringify({ error: "loadgen hard stop: calls did not finish in time" })}\n`);
-  process.exit(3);
-}, durationMs + deadlineMs + 30_000);
+const hardStop = setTimeout(
+  () => {
+    process.stdout.write(`${JSON.stringify({ error: "loadgen hard stop: calls did not finish in time" })}\n`);
+    process.exit(3);
+  },
+  durationMs + deadlineMs + 30_000,
+);
 hardStop.unref();
 
 const pass = (b) => b;
-const clients = Array.from({ length: connections }, () =>
-  new grpc.Client(o.target, grpc.credentials.createInsecure(), {
-    "grpc.use_local_subchannel_pool": 1, // one connection per client
-    "grpc.max_receive_message_length": -1,
-  }),
+const clients = Array.from(
+  { length: connections },
+  () =>
+    new grpc.Client(o.target, grpc.credentials.createInsecure(), {
+      "grpc.use_local_subchannel_pool": 1, // one connection per client
+      "grpc.max_receive_message_length": -1,
+    }),
 );
 
-await Promise.all(
-  clients.map((c) => new Promise((res, rej) => c.waitForReady(Date.now() + 10_000, (err) => (err ? rej(err) : res())))),
-);
+await Promise.all(clients.map((c) => new Promise((res, rej) => c.waitForReady(Date.now() + 10_000, (err) => (err ? rej(err) : res())))));
 
 const codeName = Object.fromEntries(Object.entries(grpc.status).map(([k, v]) => [v, k]));
 

@@ -34,14 +34,35 @@ async function startEchoServer(front, bytes) {
   if (prof) fs.mkdirSync(prof, { recursive: true });
   const nodeArgs = prof ? ["--cpu-prof", "--cpu-prof-dir", prof, "--cpu-prof-name", `echo-${front}-${bytes}.cpuprofile`] : [];
   // The built-in default script echoes a PROBE-ECHO message ("PROBE-ECHO ok: <message>").
-  const args = [MODELSTUB_BIN, "serve", "--grpc", `127.0.0.1:${grpcPort}`, "--http", `127.0.0.1:${httpPort}`, "--max-message-bytes", String(8 << 20), "--log-level", "error"];
-  const server = await startServer({ name: `modelstub(echo ${front})`, node: true, nodeArgs, args, readyLine: /HTTP listening(?: on |","url":")http:\/\/([^\s"]+)/, timeoutMs: 30_000 });
+  const args = [
+    MODELSTUB_BIN,
+    "serve",
+    "--grpc",
+    `127.0.0.1:${grpcPort}`,
+    "--http",
+    `127.0.0.1:${httpPort}`,
+    "--max-message-bytes",
+    String(8 << 20),
+    "--log-level",
+    "error",
+  ];
+  const server = await startServer({
+    name: `modelstub(echo ${front})`,
+    node: true,
+    nodeArgs,
+    args,
+    readyLine: /HTTP listening(?: on |","url":")http:\/\/([^\s"]+)/,
+    timeoutMs: 30_000,
+  });
   return { server, grpcPort, httpPort };
 }
 
 export async function measureEcho() {
   const { calls, warmup, sizes } = cfg.echo;
-  const out = { calls, sizes: sizes.map(({ words, batch }) => ({ words, batch, echoBytes: Buffer.byteLength(`PROBE-ECHO ${"word ".repeat(words)}`), fronts: {} })) };
+  const out = {
+    calls,
+    sizes: sizes.map(({ words, batch }) => ({ words, batch, echoBytes: Buffer.byteLength(`PROBE-ECHO ${"word ".repeat(words)}`), fronts: {} })),
+  };
   if (!modelstubBuilt) return out;
   const { openGrpcPort } = await import(dist("src/port/grpc-port.js"));
   const { createControlClient } = await import(dist("src/port/control-client.js"));
@@ -67,7 +88,11 @@ export async function measureEcho() {
             return;
           }
           const { path: p, body } = bodies[stream ? 1 : 0];
-          const res = await fetch(`http://127.0.0.1:${httpPort}${p}`, { method: "POST", headers: { "content-type": "application/json", "x-modelstub-session": "echo" }, body });
+          const res = await fetch(`http://127.0.0.1:${httpPort}${p}`, {
+            method: "POST",
+            headers: { "content-type": "application/json", "x-modelstub-session": "echo" },
+            body,
+          });
           const answer = await res.text();
           if (res.status !== 200 || answer.length < size.words) throw new Error(`${front}: ${res.status} ${answer.slice(0, 200)}`);
         };
@@ -87,7 +112,13 @@ export async function measureEcho() {
         }
         const unaryMs = median(runs.unary);
         const streamMs = median(runs.stream);
-        size.fronts[front] = { unaryCpuMs: round(unaryMs, 3), streamCpuMs: round(streamMs, 3), ratio: ratio(streamMs, unaryMs), unaryRuns: runs.unary.map((x) => round(x, 3)), streamRuns: runs.stream.map((x) => round(x, 3)) };
+        size.fronts[front] = {
+          unaryCpuMs: round(unaryMs, 3),
+          streamCpuMs: round(streamMs, 3),
+          ratio: ratio(streamMs, unaryMs),
+          unaryRuns: runs.unary.map((x) => round(x, 3)),
+          streamRuns: runs.stream.map((x) => round(x, 3)),
+        };
       } finally {
         grpc.close();
         control.close();

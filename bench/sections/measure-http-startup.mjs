@@ -31,7 +31,13 @@ export async function measureHttpStartup(replyFile, mockDir) {
   const out = {};
   for (const k of kinds) {
     const t = times[k.name] ?? [];
-    out[k.name] = { probe: k.probe, medianMs: median(t), minMs: t.length ? Math.min(...t) : null, maxMs: t.length ? Math.max(...t) : null, runs: t.map((x) => round(x, 1)) };
+    out[k.name] = {
+      probe: k.probe,
+      medianMs: median(t),
+      minMs: t.length ? Math.min(...t) : null,
+      maxMs: t.length ? Math.max(...t) : null,
+      runs: t.map((x) => round(x, 1)),
+    };
   }
   for (const n of ["modelstub", "mock-llm"]) if (out[n]) out[n].ratio = ratio(out[n].medianMs, out.floor.medianMs);
   if (out.modelstub && out["mock-llm"]) out["mock-llm"].modelstubRatio = ratio(out.modelstub.medianMs, out["mock-llm"].medianMs);

@@ -17,10 +17,31 @@ import { measureHttpStartup } from "./measure-http-startup.mjs";
 async function httpLoad(address, requestFile, concurrency, { count, durationMs, warmup }) {
   const j = await runNodeLoadgen(
     HTTP_LOADGEN,
-    { target: address, path: CHAT_COMPLETIONS_PATH, "body-file": requestFile, concurrency, count: durationMs ? 5_000_000 : count, "duration-ms": durationMs ?? 60_000, warmup: warmup ?? 0, "timeout-ms": 10_000, expect: `"content":${JSON.stringify(HTTP_TEXT)}` },
+    {
+      target: address,
+      path: CHAT_COMPLETIONS_PATH,
+      "body-file": requestFile,
+      concurrency,
+      count: durationMs ? 5_000_000 : count,
+      "duration-ms": durationMs ?? 60_000,
+      warmup: warmup ?? 0,
+      "timeout-ms": 10_000,
+      expect: `"content":${JSON.stringify(HTTP_TEXT)}`,
+    },
     (durationMs ?? 60_000) + 90_000,
   );
-  return { rps: j.rps, calls: j.calls, ok: j.ok, mismatched: j.mismatched, codes: j.codes, mean: j.latencyMs.mean, p50: j.latencyMs.p50, p99: j.latencyMs.p99, bytes: j.meanResponseBytes, sockets: j.socketsOpened };
+  return {
+    rps: j.rps,
+    calls: j.calls,
+    ok: j.ok,
+    mismatched: j.mismatched,
+    codes: j.codes,
+    mean: j.latencyMs.mean,
+    p50: j.latencyMs.p50,
+    p99: j.latencyMs.p99,
+    bytes: j.meanResponseBytes,
+    sockets: j.socketsOpened,
+  };
 }
 
 /**
@@ -29,7 +50,12 @@ async function httpLoad(address, requestFile, concurrency, { count, durationMs, 
  * spawn to first 200 for each, interleaved.
  */
 export async function measureHttp() {
-  const out = { loadgen: results.meta.httpLoadgen, request: { path: CHAT_COMPLETIONS_PATH, bytes: Buffer.byteLength(httpRequestBody()), text: HTTP_TEXT }, byConcurrency: {}, startup: null };
+  const out = {
+    loadgen: results.meta.httpLoadgen,
+    request: { path: CHAT_COMPLETIONS_PATH, bytes: Buffer.byteLength(httpRequestBody()), text: HTTP_TEXT },
+    byConcurrency: {},
+    startup: null,
+  };
   // mock-llm's cwd: an empty directory, so it runs its default configuration. Removed at the
   // end, or at exit if the run is cut short.
   const mockDir = mockLlm ? fs.mkdtempSync(path.join(os.tmpdir(), "modelstub-bench-mock-llm-")) : null;

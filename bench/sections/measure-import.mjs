@@ -21,7 +21,13 @@ const PROBE = "const t = performance.now();\nawait import(process.argv[2]);\ncon
 
 /** npm with the checkout's download cache (.cache/npm, as .ci/run.d/35-package.sh uses). */
 function npm(args, cwd) {
-  const env = { ...process.env, npm_config_cache: path.join(REPO_DIR, ".cache", "npm"), npm_config_audit: "false", npm_config_fund: "false", npm_config_update_notifier: "false" };
+  const env = {
+    ...process.env,
+    npm_config_cache: path.join(REPO_DIR, ".cache", "npm"),
+    npm_config_audit: "false",
+    npm_config_fund: "false",
+    npm_config_update_notifier: "false",
+  };
   return execFileSync("npm", args, { cwd, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 300_000 });
 }
 
@@ -36,14 +42,18 @@ function freshProject(dir, name) {
 /** Bytes on disk under `dir` (files' sizes; what `du --apparent-size` counts). */
 function sizeOf(dir) {
   let total = 0;
-  for (const e of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) if (e.isFile()) total += fs.statSync(path.join(e.parentPath ?? e.path, e.name)).size;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true, recursive: true }))
+    if (e.isFile()) total += fs.statSync(path.join(e.parentPath ?? e.path, e.name)).size;
   return total;
 }
 
 /** The installed packages of a project: npm's own record of node_modules, every package once. */
 function installed(dir) {
   const lock = JSON.parse(fs.readFileSync(path.join(dir, "node_modules", ".package-lock.json"), "utf8"));
-  return { packages: Object.keys(lock.packages).filter((p) => p.startsWith("node_modules/")).length, mb: round(sizeOf(path.join(dir, "node_modules")) / 2 ** 20, 1) };
+  return {
+    packages: Object.keys(lock.packages).filter((p) => p.startsWith("node_modules/")).length,
+    mb: round(sizeOf(path.join(dir, "node_modules")) / 2 ** 20, 1),
+  };
 }
 
 /** Installs the packed checkout into a fresh project; the project's folder. */

@@ -18,7 +18,10 @@ export async function measureInprocess() {
   const rounds = [];
   for (let r = 0; r < cfg.rounds; r++) {
     log(`inprocess round ${r + 1}/${cfg.rounds}`);
-    const res = await runTool(INPROCESS_LITERAL, ["--script", script, "--calls", String(calls), "--warmup", String(warmup)], { node: true, timeoutMs: 120_000 });
+    const res = await runTool(INPROCESS_LITERAL, ["--script", script, "--calls", String(calls), "--warmup", String(warmup)], {
+      node: true,
+      timeoutMs: 120_000,
+    });
     try {
       const j = JSON.parse(res.stdout.trim().split("\n").pop());
       if (j.ok !== calls) throw new Error(`${calls - j.ok} calls without a reply`);

@@ -27,7 +27,8 @@ function nodeKind(name, probe, nodeBin, args) {
 /** The Node servers: the floor (health SERVING), modelstub (MODELSTUB_READY), the empty listener (TCP accept). */
 function nodeKinds(nodeBin, script) {
   const kinds = [nodeKind("floor", "health", nodeBin, (port) => [FLOOR_SERVER, "--payloads", payloads.file, "--port", String(port)])];
-  if (script) kinds.push(nodeKind("modelstub", MODELSTUB_READY, nodeBin, (port) => [MODELSTUB_BIN, "serve", "--script", script, "--grpc", `127.0.0.1:${port}`]));
+  if (script)
+    kinds.push(nodeKind("modelstub", MODELSTUB_READY, nodeBin, (port) => [MODELSTUB_BIN, "serve", "--script", script, "--grpc", `127.0.0.1:${port}`]));
   kinds.push(nodeKind("listener", "tcp", nodeBin, (port) => [EMPTY_LISTENER, "--port", String(port)]));
   return kinds;
 }
@@ -37,7 +38,13 @@ function summarizeKinds(kinds, times) {
   const out = {};
   for (const k of kinds) {
     const t = times[k.name] ?? [];
-    out[k.name] = { probe: k.probe, medianMs: median(t), minMs: t.length ? Math.min(...t) : null, maxMs: t.length ? Math.max(...t) : null, runs: t.map((x) => round(x, 1)) };
+    out[k.name] = {
+      probe: k.probe,
+      medianMs: median(t),
+      minMs: t.length ? Math.min(...t) : null,
+      maxMs: t.length ? Math.max(...t) : null,
+      runs: t.map((x) => round(x, 1)),
+    };
   }
   for (const n of ["modelstub", "gripmock", "listener"]) if (out[n] && out.floor) out[n].ratio = ratio(out[n].medianMs, out.floor.medianMs);
   return out;
@@ -69,7 +76,8 @@ export async function measureStartup() {
   }
   const out = { node: process.version, ...summarizeKinds(current.kinds, times.current) };
   if (nodes[1]) out.node24 = { node: nodes[1].version, ...summarizeKinds(nodes[1].kinds, times.node24) };
-  else if (/^v24\./.test(process.version)) out.node24 = { node: process.version, sameAsCurrent: true, floor: out.floor, modelstub: out.modelstub, listener: out.listener };
+  else if (/^v24\./.test(process.version))
+    out.node24 = { node: process.version, sameAsCurrent: true, floor: out.floor, modelstub: out.modelstub, listener: out.listener };
   else {
     out.node24 = { notMeasured: "no Node 24 binary in .cache/node/ (bash .ci/container/get-node.sh fetches it)" };
     notes.push(`start-up on Node 24 not measured: ${out.node24.notMeasured}`);

@@ -26,8 +26,18 @@ export async function measureStream() {
       const order = r % 2 ? [...targets].reverse() : targets;
       for (const t of order) {
         log(`stream round ${r + 1}/${cfg.rounds} ${t.name}`);
-        const j = await nodeLoad(t.server.address, { path: GENERATE_STREAM_PATH, payload: "streamRequest", mode: "stream", concurrency: 1, count: cfg.stream.streams, "duration-ms": cfg.stream.durationMs ?? 60_000, warmup: cfg.stream.warmup, "deadline-ms": 30_000 });
-        if (!okOnly(j.codes, j.calls) || j.frames !== j.calls * expectFrames) throw new Error(`${t.name}: streams not whole: ${JSON.stringify(j.codes)} frames ${j.frames}/${j.calls * expectFrames}`);
+        const j = await nodeLoad(t.server.address, {
+          path: GENERATE_STREAM_PATH,
+          payload: "streamRequest",
+          mode: "stream",
+          concurrency: 1,
+          count: cfg.stream.streams,
+          "duration-ms": cfg.stream.durationMs ?? 60_000,
+          warmup: cfg.stream.warmup,
+          "deadline-ms": 30_000,
+        });
+        if (!okOnly(j.codes, j.calls) || j.frames !== j.calls * expectFrames)
+          throw new Error(`${t.name}: streams not whole: ${JSON.stringify(j.codes)} frames ${j.frames}/${j.calls * expectFrames}`);
         (runs[t.name] ??= []).push(j);
       }
     }
@@ -36,7 +46,13 @@ export async function measureStream() {
   }
   const out = { chunksPerStream: STREAM_CHUNKS, framesPerStream: expectFrames };
   for (const [name, rs] of Object.entries(runs)) {
-    out[name] = { framesPerSec: median(rs.map((x) => x.framesPerSec)), streamsPerSec: median(rs.map((x) => x.rps)), streamP50Ms: median(rs.map((x) => x.latencyMs.p50)), streams: rs.reduce((a, x) => a + x.calls, 0), rounds: rs.map((x) => round(x.framesPerSec, 0)) };
+    out[name] = {
+      framesPerSec: median(rs.map((x) => x.framesPerSec)),
+      streamsPerSec: median(rs.map((x) => x.rps)),
+      streamP50Ms: median(rs.map((x) => x.latencyMs.p50)),
+      streams: rs.reduce((a, x) => a + x.calls, 0),
+      rounds: rs.map((x) => round(x.framesPerSec, 0)),
+    };
   }
   for (const n of ["modelstub", "gripmock"]) if (out[n]) out[n].ratio = ratio(out[n].framesPerSec, out.floor.framesPerSec);
   return out;

@@ -12,10 +12,26 @@ import { median, round } from "../lib/stats.mjs";
 async function timingOne(address) {
   const { calls, latencyMs } = cfg.timing;
   // One warm-up wave in the same process (JIT, connection), then the measured wave.
-  const j = await runNodeLoadgen(LOADGEN, { target: address, payloads: payloads.file, path: GENERATE_PATH, concurrency: calls, count: calls, warmup: calls, "deadline-ms": 10_000, "duration-ms": 60_000 }, 90_000);
+  const j = await runNodeLoadgen(
+    LOADGEN,
+    {
+      target: address,
+      payloads: payloads.file,
+      path: GENERATE_PATH,
+      concurrency: calls,
+      count: calls,
+      warmup: calls,
+      "deadline-ms": 10_000,
+      "duration-ms": 60_000,
+    },
+    90_000,
+  );
   if (!okOnly(j.codes, calls)) throw new Error(`timing: not every call answered OK: ${JSON.stringify(j.codes)}`);
   const L = j.latencyMs;
-  return { observedMs: { p50: L.p50, p99: L.p99, max: L.max, min: L.min }, errorMs: { p50: L.p50 - latencyMs, p99: L.p99 - latencyMs, max: L.max - latencyMs } };
+  return {
+    observedMs: { p50: L.p50, p99: L.p99, max: L.max, min: L.min },
+    errorMs: { p50: L.p50 - latencyMs, p99: L.p99 - latencyMs, max: L.max - latencyMs },
+  };
 }
 
 export async function measureTiming() {
@@ -44,6 +60,7 @@ export async function measureTiming() {
   }
   // The floor answers after the same delay with a bare timer: its error is the client's, the
   // transport's and the machine's. What modelstub adds over it is its own timing error.
-  if (out.modelstub) out.modelstub.excessErrorMs = { p50: out.modelstub.errorMs.p50 - out.floor.errorMs.p50, p99: out.modelstub.errorMs.p99 - out.floor.errorMs.p99 };
+  if (out.modelstub)
+    out.modelstub.excessErrorMs = { p50: out.modelstub.errorMs.p50 - out.floor.errorMs.p50, p99: out.modelstub.errorMs.p99 - out.floor.errorMs.p99 };
   return out;
 }

@@ -40,7 +40,15 @@ export async function measureUnary() {
     const row = {};
     for (const [name, byC] of Object.entries(runs)) {
       const rs = byC[c];
-      row[name] = { rps: median(rs.map((x) => x.rps)), p50Ms: median(rs.map((x) => x.p50)), p99Ms: median(rs.map((x) => x.p99)), meanMs: median(rs.map((x) => x.mean)), calls: rs.reduce((a, x) => a + x.calls, 0), nonOk: rs.reduce((a, x) => a + (x.calls - (x.codes?.OK ?? 0)), 0), rounds: rs.map((x) => round(x.rps, 0)) };
+      row[name] = {
+        rps: median(rs.map((x) => x.rps)),
+        p50Ms: median(rs.map((x) => x.p50)),
+        p99Ms: median(rs.map((x) => x.p99)),
+        meanMs: median(rs.map((x) => x.mean)),
+        calls: rs.reduce((a, x) => a + x.calls, 0),
+        nonOk: rs.reduce((a, x) => a + (x.calls - (x.codes?.OK ?? 0)), 0),
+        rounds: rs.map((x) => round(x.rps, 0)),
+      };
     }
     for (const name of ["modelstub", "gripmock"]) {
       if (!row[name]) continue;

@@ -16,7 +16,15 @@ const { values: opts } = parseArgs({
 });
 const p = readPayloadFile(opts.payloads);
 const pass = (b) => b;
-const method = (path, responseStream) => ({ path, requestStream: false, responseStream, requestSerialize: pass, requestDeserialize: pass, responseSerialize: pass, responseDeserialize: pass });
+const method = (path, responseStream) => ({
+  path,
+  requestStream: false,
+  responseStream,
+  requestSerialize: pass,
+  requestDeserialize: pass,
+  responseSerialize: pass,
+  responseDeserialize: pass,
+});
 
 const response = p.response;
 const frames = p.frames;

@@ -13,7 +13,11 @@ const skipped = /^(gen|node_modules|dist)\/|(^|\/)(\.build|\.cache|target|\.venv
 function codeFiles(): string[] {
   let files: string[];
   try {
-    files = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).split("\n");
+    files = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard"], {
+      cwd: root,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }).split("\n");
   } catch {
     const walk = (dir: string): string[] =>
       readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [relative(root, join(dir, e.name))]));

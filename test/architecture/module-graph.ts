@@ -27,7 +27,8 @@ export function filesUnder(dir: string): string[] {
 export function importsOf(file: string): Import[] {
   const text = readFileSync(file, "utf8");
   const out: Import[] = [];
-  for (const m of text.matchAll(/(?:^|\n)\s*(import|export)(\s+type)?\s[^"';]*?from\s+["']([^"']+)["']/g)) out.push({ spec: m[3]!, typeOnly: m[2] !== undefined });
+  for (const m of text.matchAll(/(?:^|\n)\s*(import|export)(\s+type)?\s[^"';]*?from\s+["']([^"']+)["']/g))
+    out.push({ spec: m[3]!, typeOnly: m[2] !== undefined });
   for (const m of text.matchAll(/(?<!\w)import\(\s*["']([^"']+)["']\s*\)/g)) out.push({ spec: m[1]!, typeOnly: true });
   return out;
 }

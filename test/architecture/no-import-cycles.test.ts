@@ -18,9 +18,7 @@ describe("the import graph of src/", () => {
       ["self.ts", ["self.ts"]],
       ["script/compile-template.ts", []],
     ]);
-    expect(findCycles(graph)).toEqual(
-      expect.arrayContaining([["script/compile-script.ts", "shared/split-chunks.ts"], ["a.ts", "b.ts", "c.ts"], ["self.ts"]]),
-    );
+    expect(findCycles(graph)).toEqual(expect.arrayContaining([["script/compile-script.ts", "shared/split-chunks.ts"], ["a.ts", "b.ts", "c.ts"], ["self.ts"]]));
     expect(findCycles(graph)).toHaveLength(3);
   });
 });

@@ -46,7 +46,8 @@ function local(file: string, name: string, typeOnly: boolean): Origin | undefine
     const from = moduleFile(file, specOf(st));
     if (clause.name?.text === name) return follow(from, "default", typeOnly || clause.isTypeOnly);
     const bindings = clause.namedBindings;
-    if (bindings && ts.isNamespaceImport(bindings) && bindings.name.text === name) return { binding: `namespace:${from}`, typeOnly: typeOnly || clause.isTypeOnly };
+    if (bindings && ts.isNamespaceImport(bindings) && bindings.name.text === name)
+      return { binding: `namespace:${from}`, typeOnly: typeOnly || clause.isTypeOnly };
     if (bindings && ts.isNamedImports(bindings)) {
       for (const el of bindings.elements) {
         if (el.name.text === name) return follow(from, (el.propertyName ?? el.name).text, typeOnly || clause.isTypeOnly || el.isTypeOnly);
@@ -127,7 +128,8 @@ export function importStatements(file: string): ImportStatement[] {
       if (clause?.name) names.push({ name: "default", typeOnly: clause.isTypeOnly });
       const bindings = clause?.namedBindings;
       if (bindings && ts.isNamespaceImport(bindings)) names = undefined;
-      else if (bindings) names.push(...bindings.elements.map((el) => ({ name: (el.propertyName ?? el.name).text, typeOnly: clause!.isTypeOnly || el.isTypeOnly })));
+      else if (bindings)
+        names.push(...bindings.elements.map((el) => ({ name: (el.propertyName ?? el.name).text, typeOnly: clause!.isTypeOnly || el.isTypeOnly })));
     } else if (!st.exportClause || ts.isNamespaceExport(st.exportClause)) names = undefined;
     else names = st.exportClause.elements.map((el) => ({ name: (el.propertyName ?? el.name).text, typeOnly: st.isTypeOnly || el.isTypeOnly }));
     out.push({ file, module: moduleFile(file, spec), spec, line, names });

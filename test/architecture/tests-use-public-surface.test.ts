@@ -22,7 +22,10 @@ function couldBePublic(files: string[]): string[] {
   return files.flatMap((file) =>
     importStatements(file)
       .filter((imp) => isInternal(imp.module) && imp.names !== undefined && imp.names.length > 0 && unexported(imp).length === 0)
-      .map((imp) => `test/${relative(testDir, file)}:${imp.line} imports ${spelled(imp)} from ${imp.spec}: src/index.ts exports ${imp.names!.length > 1 ? "them all" : "it"}, import from there`),
+      .map(
+        (imp) =>
+          `test/${relative(testDir, file)}:${imp.line} imports ${spelled(imp)} from ${imp.spec}: src/index.ts exports ${imp.names!.length > 1 ? "them all" : "it"}, import from there`,
+      ),
   );
 }
 

@@ -17,13 +17,23 @@ describe("modelstub serve --loop-warn", () => {
     const s = await startServeProcess(["--grpc", "127.0.0.1:0", "--log-level", "warn", "--log-format", "json", "--loop-warn", "1ms"]);
     stops.push(() => s.child.kill("SIGKILL"));
     // Any second has a stall of at least a millisecond: the lines come once a second.
-    await expect.poll(() => /\{"level":"warn","msg":"event loop held","longest_ms":\d+,"longest_cpu_ms":\d+,("no_core_ms":\d+,)?"longest_gc_ms":\d+,"period_ms":1000\}/.test(s.output().stderr)).toBe(true);
+    await expect
+      .poll(() =>
+        /\{"level":"warn","msg":"event loop held","longest_ms":\d+,"longest_cpu_ms":\d+,("no_core_ms":\d+,)?"longest_gc_ms":\d+,"period_ms":1000\}/.test(
+          s.output().stderr,
+        ),
+      )
+      .toBe(true);
   });
 
   it("blames a server that was stopped, not working, for the wall time only: its CPU stretch stays short", async () => {
     const s = await startServeProcess(["--grpc", "127.0.0.1:0", "--log-level", "warn", "--log-format", "json", "--loop-warn", "1ms"]);
     stops.push(() => s.child.kill("SIGKILL"));
-    const lines = () => [...s.output().stderr.matchAll(/"msg":"event loop held","longest_ms":(\d+),"longest_cpu_ms":(\d+)/g)].map((m) => ({ wallMs: Number(m[1]), cpuMs: Number(m[2]) }));
+    const lines = () =>
+      [...s.output().stderr.matchAll(/"msg":"event loop held","longest_ms":(\d+),"longest_cpu_ms":(\d+)/g)].map((m) => ({
+        wallMs: Number(m[1]),
+        cpuMs: Number(m[2]),
+      }));
     // Past start-up: two lines logged, so the period of the pause is an idle server's.
     await expect.poll(() => lines().length).toBeGreaterThanOrEqual(2);
     const seen = lines().length;
@@ -31,8 +41,16 @@ describe("modelstub serve --loop-warn", () => {
     s.child.kill("SIGSTOP");
     await new Promise((r) => setTimeout(r, 400));
     s.child.kill("SIGCONT");
-    await expect.poll(() => lines().slice(seen).some((l) => l.wallMs >= 300)).toBe(true);
-    const paused = lines().slice(seen).find((l) => l.wallMs >= 300)!;
+    await expect
+      .poll(() =>
+        lines()
+          .slice(seen)
+          .some((l) => l.wallMs >= 300),
+      )
+      .toBe(true);
+    const paused = lines()
+      .slice(seen)
+      .find((l) => l.wallMs >= 300)!;
     expect(paused.cpuMs).toBeLessThan(50);
   });
 

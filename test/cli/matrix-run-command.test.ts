@@ -24,20 +24,52 @@ beforeAll(async () => {
 describe("modelstub matrix run", { timeout: testTimeoutMs(120_000) }, () => {
   it("exits 0 when every plan passes, and writes the JUnit and JSON lines reports and the episodes", async () => {
     const out = join(dir, "ok");
-    const r = await runCli(["matrix", "run", agent, "--kinds", "unavailable,crash", "--jobs", "2", "--junit", join(out, "junit.xml"), "--jsonl", join(out, "plans.jsonl"), "--out", out, "--", process.execPath, executor]);
+    const r = await runCli([
+      "matrix",
+      "run",
+      agent,
+      "--kinds",
+      "unavailable,crash",
+      "--jobs",
+      "2",
+      "--junit",
+      join(out, "junit.xml"),
+      "--jsonl",
+      join(out, "plans.jsonl"),
+      "--out",
+      out,
+      "--",
+      process.execPath,
+      executor,
+    ]);
     expect(r.stderr).toMatch(/modelstub matrix run: 5 plans \(the clean run included\): 5 passed, 0 failed, 0 could not run/);
     expect(r.code).toBe(0);
-    const lines = (await readFile(join(out, "plans.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l) as PlanReport);
-    expect(lines.map((l) => [l.kind, l.verdict, l.restarts])).toEqual([["clean", "pass", 0], ["single", "pass", 0], ["crash", "pass", 1], ["single", "pass", 0], ["crash", "pass", 1]]);
+    const lines = (await readFile(join(out, "plans.jsonl"), "utf8"))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as PlanReport);
+    expect(lines.map((l) => [l.kind, l.verdict, l.restarts])).toEqual([
+      ["clean", "pass", 0],
+      ["single", "pass", 0],
+      ["crash", "pass", 1],
+      ["single", "pass", 0],
+      ["crash", "pass", 1],
+    ]);
     const episode = JSON.parse(await readFile(lines[2]!.episodePath!, "utf8")) as { fault_plan: { name: string } };
     expect(episode.fault_plan.name).toBe(lines[2]!.id);
-    expect(await readFile(join(out, "junit.xml"), "utf8")).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="modelstub matrix run: matrix-agent" tests="5" failures="0" errors="0"/);
+    expect(await readFile(join(out, "junit.xml"), "utf8")).toMatch(
+      /^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="modelstub matrix run: matrix-agent" tests="5" failures="0" errors="0"/,
+    );
   });
 
   it("exits 3 for a broken executor, printing each failed plan with its reason", async () => {
-    const r = await runCli(["matrix", "run", agent, "--kinds", "internal", "--positions", "plan:1", "--", process.execPath, executor], { env: { BROKEN: "retry-all" } });
+    const r = await runCli(["matrix", "run", agent, "--kinds", "internal", "--positions", "plan:1", "--", process.execPath, executor], {
+      env: { BROKEN: "retry-all" },
+    });
     expect(r.code).toBe(3);
-    expect(r.stderr).toMatch(/FAIL plan\.1\.internal-[0-9a-f]{8} {2}\(step "plan", 1st call: INTERNAL; exit 0\)\n {6}\[exit-code\] COMMAND ended with exit 0, expected a nonzero exit/);
+    expect(r.stderr).toMatch(
+      /FAIL plan\.1\.internal-[0-9a-f]{8} {2}\(step "plan", 1st call: INTERNAL; exit 0\)\n {6}\[exit-code\] COMMAND ended with exit 0, expected a nonzero exit/,
+    );
   });
 
   it("compares with golden episodes written by --update-golden", async () => {
@@ -47,7 +79,9 @@ describe("modelstub matrix run", { timeout: testTimeoutMs(120_000) }, () => {
     expect((await runCli([...args, "--repeat", "2", "--", process.execPath, executor])).code).toBe(0);
     const broken = await runCli([...args, "--", process.execPath, executor], { env: { BROKEN: "random" } });
     expect(broken.code).toBe(3);
-    expect(broken.stderr).toMatch(/\[golden\] the episode differs from the golden .*\n {8}golden vs this run: calls\[0\]\.request\.messages\[0\]\.content: "write the notes" != "write the notes \(0\.\d+\)"/);
+    expect(broken.stderr).toMatch(
+      /\[golden\] the episode differs from the golden .*\n {8}golden vs this run: calls\[0\]\.request\.messages\[0\]\.content: "write the notes" != "write the notes \(0\.\d+\)"/,
+    );
   });
 
   it("refuses a missing COMMAND and a bad --expect file before running anything", async () => {
@@ -60,8 +94,29 @@ describe("modelstub matrix run", { timeout: testTimeoutMs(120_000) }, () => {
   });
 
   it("runs a sample of --sample N plans after the clean run, the same for the same --seed", async () => {
-    const args = (out: string) => ["matrix", "run", agent, "--kinds", "unavailable,internal,timeout", "--sample", "2", "--seed", "7", "--jsonl", join(out, "plans.jsonl"), "--out", out, "--", process.execPath, executor];
-    const ids = async (out: string) => (await readFile(join(out, "plans.jsonl"), "utf8")).trim().split("\n").map((l) => (JSON.parse(l) as PlanReport).id);
+    const args = (out: string) => [
+      "matrix",
+      "run",
+      agent,
+      "--kinds",
+      "unavailable,internal,timeout",
+      "--sample",
+      "2",
+      "--seed",
+      "7",
+      "--jsonl",
+      join(out, "plans.jsonl"),
+      "--out",
+      out,
+      "--",
+      process.execPath,
+      executor,
+    ];
+    const ids = async (out: string) =>
+      (await readFile(join(out, "plans.jsonl"), "utf8"))
+        .trim()
+        .split("\n")
+        .map((l) => (JSON.parse(l) as PlanReport).id);
     const [a, b] = [join(dir, "sample-a"), join(dir, "sample-b")];
     expect((await runCli(args(a))).stderr).toMatch(/3 plans \(the clean run included\)/);
     await runCli(args(b));
@@ -73,16 +128,43 @@ describe("modelstub matrix run", { timeout: testTimeoutMs(120_000) }, () => {
     await writeFile(chaotic, `${await readFile(agent, "utf8")}\nfaults:\n  chaos: { seed: 1, rates: { error: 1 }, budget: 1 }\n`);
     /** Per chaos plan, the faults of its calls: [sequence, kind]. */
     const chaosFaults = async (out: string, ...extra: string[]) => {
-      const r = await runCli(["matrix", "run", chaotic, "--kinds", "unavailable", "--positions", "plan:1", "--chaos-seeds", "4..5", ...extra, "--jsonl", join(out, "plans.jsonl"), "--out", out, "--", process.execPath, executor]);
+      const r = await runCli([
+        "matrix",
+        "run",
+        chaotic,
+        "--kinds",
+        "unavailable",
+        "--positions",
+        "plan:1",
+        "--chaos-seeds",
+        "4..5",
+        ...extra,
+        "--jsonl",
+        join(out, "plans.jsonl"),
+        "--out",
+        out,
+        "--",
+        process.execPath,
+        executor,
+      ]);
       expect(r.code).toBe(0);
-      const lines = (await readFile(join(out, "plans.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l) as PlanReport);
+      const lines = (await readFile(join(out, "plans.jsonl"), "utf8"))
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as PlanReport);
       return lines.filter((l) => l.kind === "chaos").map((l) => l.calls.filter((c) => c.fault).map((c) => [c.sequence, c.fault!.kind]));
     };
     // Every call draws an error, and the budget of 1 stops after the first.
     expect(await chaosFaults(join(dir, "chaos-script"))).toEqual([[[1, "FAULT_KIND_ERROR"]], [[1, "FAULT_KIND_ERROR"]]]);
     expect(await chaosFaults(join(dir, "chaos-rates"), "--chaos-rates", "timeout=1", "--chaos-budget", "2")).toEqual([
-      [[1, "FAULT_KIND_TIMEOUT"], [2, "FAULT_KIND_TIMEOUT"]],
-      [[1, "FAULT_KIND_TIMEOUT"], [2, "FAULT_KIND_TIMEOUT"]],
+      [
+        [1, "FAULT_KIND_TIMEOUT"],
+        [2, "FAULT_KIND_TIMEOUT"],
+      ],
+      [
+        [1, "FAULT_KIND_TIMEOUT"],
+        [2, "FAULT_KIND_TIMEOUT"],
+      ],
     ]);
   });
 
@@ -95,7 +177,9 @@ describe("modelstub matrix run", { timeout: testTimeoutMs(120_000) }, () => {
     expect(await refused("--chaos-rates", "error=0.2")).toContain("--chaos-rates and --chaos-budget go with --chaos-seeds A..B");
     expect(await refused("--chaos-seeds", "1..2", "--chaos-rates", "eror=0.2")).toContain('unknown kind "eror"; did you mean "error"?');
     expect(await refused("--chaos-seeds", "1..2", "--chaos-rates", "error=0.7,timeout=0.5")).toContain("the rates sum to 1.2, more than 1");
-    expect(await refused("--chaos-seeds", "1..2", "--chaos-rates", "hang=0.1234567")).toContain("hang=0.1234567 has more than 6 decimals (rates are counted in millionths): use 0.123457");
+    expect(await refused("--chaos-seeds", "1..2", "--chaos-rates", "hang=0.1234567")).toContain(
+      "hang=0.1234567 has more than 6 decimals (rates are counted in millionths): use 0.123457",
+    );
     expect(await refused("--seed", "3")).toContain("--seed goes with --sample N");
     expect(await refused("--sample", "0")).toContain("--sample must be at least 1");
   });
@@ -117,13 +201,21 @@ describe("modelstub session watch", { timeout: testTimeoutMs(60_000) }, () => {
     const exit = new Promise<number | null>((resolve) => child.on("close", resolve));
     // The command says when its watch is live: only then is the call sure to be seen.
     await new Promise<void>((resolve) => child.stderr.on("data", (b: Buffer) => ((stderr += b.toString()), stderr.includes("watching") && resolve())));
-    const lines = new Promise<void>((resolve) => child.stdout.on("data", (b: Buffer) => ((stdout += b.toString()), stdout.split("\n").length > 2 && resolve())));
+    const lines = new Promise<void>((resolve) =>
+      child.stdout.on("data", (b: Buffer) => ((stdout += b.toString()), stdout.split("\n").length > 2 && resolve())),
+    );
     await server.client().generate({ messages: [{ role: Role.USER, content: "hello" }] }, { session: "seen" });
     await lines;
     child.kill("SIGINT");
     expect(await exit).toBe(0);
-    const events = stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(events.map((e) => [e["kind"], e["sequence"], e["occurrence"]])).toEqual([["WATCH_EVENT_KIND_CALL_STARTED", "1", 1], ["WATCH_EVENT_KIND_CALL_ENDED", "1", 1]]);
+    const events = stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(events.map((e) => [e["kind"], e["sequence"], e["occurrence"]])).toEqual([
+      ["WATCH_EVENT_KIND_CALL_STARTED", "1", 1],
+      ["WATCH_EVENT_KIND_CALL_ENDED", "1", 1],
+    ]);
     expect(events[1]).toMatchObject({ outcome: "OUTCOME_OK", entry: "entries[0]" });
   });
 });

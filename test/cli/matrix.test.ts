@@ -20,12 +20,26 @@ beforeAll(async () => {
   script = join(dir, "agent.yaml");
   await writeFile(script, "name: agent\nentries:\n  - reply: hello\nsteps:\n  plan:\n    - reply: first\n      times: 2\n  act:\n    - reply: done\n");
   episodeFile = join(dir, "clean.binpb");
-  const call = (sequence: number, stepId: string, method: CallMethod) => create(EpisodeCallSchema, { sequence: BigInt(sequence), stepId, method, session: "s" });
-  await writeFile(episodeFile, toBinary(EpisodeSchema, create(EpisodeSchema, { session: "s", calls: [call(1, "plan", CallMethod.GENERATE), call(2, "act", CallMethod.GENERATE_STREAM), call(3, "plan", CallMethod.GENERATE)] })));
+  const call = (sequence: number, stepId: string, method: CallMethod) =>
+    create(EpisodeCallSchema, { sequence: BigInt(sequence), stepId, method, session: "s" });
+  await writeFile(
+    episodeFile,
+    toBinary(
+      EpisodeSchema,
+      create(EpisodeSchema, {
+        session: "s",
+        calls: [call(1, "plan", CallMethod.GENERATE), call(2, "act", CallMethod.GENERATE_STREAM), call(3, "plan", CallMethod.GENERATE)],
+      }),
+    ),
+  );
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-const lines = (stdout: string) => stdout.trimEnd().split("\n").map((l) => JSON.parse(l) as { id: string; name: string; plan: Record<string, unknown> });
+const lines = (stdout: string) =>
+  stdout
+    .trimEnd()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { id: string; name: string; plan: Record<string, unknown> });
 
 describe("modelstub matrix", () => {
   it("prints the count on stderr, then one JSON line per plan with id, name and plan in that order, the plan's keys sorted", async () => {
@@ -33,7 +47,9 @@ describe("modelstub matrix", () => {
     expect(r.stderr).toBe("modelstub matrix: 8 plans (4 positions x 2 kinds)\n");
     expect(r.code).toBe(0);
     const first = r.stdout.split("\n")[0]!;
-    expect(first).toMatch(/^\{"id":"main\.1\.unavailable-[0-9a-f]{8}","name":"main list, 1st call: UNAVAILABLE","plan":\{"name":"main\.1\.unavailable-[0-9a-f]{8}","rules":\[\{"at":\{"occurrence":1,"step":""\},"error":\{"code":"UNAVAILABLE","message":"crash matrix: UNAVAILABLE at main list, 1st call"\}\}\],"version":1\}\}$/);
+    expect(first).toMatch(
+      /^\{"id":"main\.1\.unavailable-[0-9a-f]{8}","name":"main list, 1st call: UNAVAILABLE","plan":\{"name":"main\.1\.unavailable-[0-9a-f]{8}","rules":\[\{"at":\{"occurrence":1,"step":""\},"error":\{"code":"UNAVAILABLE","message":"crash matrix: UNAVAILABLE at main list, 1st call"\}\}\],"version":1\}\}$/,
+    );
     expect(lines(r.stdout).map((l) => l.name)).toEqual([
       "main list, 1st call: UNAVAILABLE",
       "main list, 1st call: timeout",
@@ -55,7 +71,12 @@ describe("modelstub matrix", () => {
     const r = await runCli(["matrix", script, "--from-episode", episodeFile, "--kinds", "break,hang"]);
     expect(r.code).toBe(0);
     expect(r.stderr).toBe("modelstub matrix: 4 plans (3 positions x 2 kinds; break and drop only at streamed calls)\n");
-    expect(lines(r.stdout).map((l) => l.name)).toEqual(['step "plan", 1st call: hang', 'step "act", 1st call: stream broken after 1 chunk, then UNAVAILABLE', 'step "act", 1st call: hang', 'step "plan", 2nd call: hang']);
+    expect(lines(r.stdout).map((l) => l.name)).toEqual([
+      'step "plan", 1st call: hang',
+      'step "act", 1st call: stream broken after 1 chunk, then UNAVAILABLE',
+      'step "act", 1st call: hang',
+      'step "plan", 2nd call: hang',
+    ]);
   });
 
   it("picks --positions among the calls of --from-episode, which give their methods", async () => {
@@ -63,7 +84,10 @@ describe("modelstub matrix", () => {
     expect(r.code).toBe(0);
     expect(lines(r.stdout).map((l) => l.name)).toEqual(['step "act", 1st call: stream broken after 1 chunk, then UNAVAILABLE']);
     const missing = await runCli(["matrix", script, "--from-episode", episodeFile, "--positions", "plan:3"]);
-    expect(missing).toMatchObject({ code: 1, stderr: 'modelstub matrix: --positions with --from-episode: the episode has no call plan:3: it made 2 calls on step "plan"\n' });
+    expect(missing).toMatchObject({
+      code: 1,
+      stderr: 'modelstub matrix: --positions with --from-episode: the episode has no call plan:3: it made 2 calls on step "plan"\n',
+    });
   });
 
   it("with --clean-positions, counts occurrences on the clean run's calls (count: clean)", async () => {
@@ -82,7 +106,10 @@ describe("modelstub matrix", () => {
     const plans = lines(r.stdout);
     expect(plans).toHaveLength(12);
     expect(plans[0]!.id).toMatch(/^plan\.1\.timeout\+plan\.2\.timeout-[0-9a-f]{8}$/);
-    expect(plans[0]!.plan["rules"]).toEqual([{ at: { occurrence: 1, step: "plan" }, timeout: true }, { at: { occurrence: 2, step: "plan" }, timeout: true }]);
+    expect(plans[0]!.plan["rules"]).toEqual([
+      { at: { occurrence: 1, step: "plan" }, timeout: true },
+      { at: { occurrence: 2, step: "plan" }, timeout: true },
+    ]);
   });
 
   it("with --out, also writes each plan as DIR/<id>.json, pretty, creating DIR", async () => {

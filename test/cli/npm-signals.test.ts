@@ -100,7 +100,10 @@ describe("a server started through npm", { timeout: testTimeoutMs(60_000) }, () 
 
   it("npx modelstub serve: SIGTERM to npx ends the server, which notices its parent is gone and writes its episodes", async () => {
     const dir = await mkdtemp(join(tmpdir(), "modelstub-npx-rec-"));
-    const { npm, address, exit } = await startUnderNpm(["exec", "--no", "--", "modelstub", "serve", "--record-dir", dir, "--grpc", "127.0.0.1:0"], await projectWithModelstub());
+    const { npm, address, exit } = await startUnderNpm(
+      ["exec", "--no", "--", "modelstub", "serve", "--record-dir", dir, "--grpc", "127.0.0.1:0"],
+      await projectWithModelstub(),
+    );
     await oneCall(address);
     const below = descendants(npm.pid!);
     expect(below.length).toBeGreaterThan(0);

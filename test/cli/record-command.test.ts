@@ -38,7 +38,10 @@ describe("modelstub record", { timeout: testTimeoutMs(60_000) }, () => {
       { kind: "error", status: 429, message: "slow down", headers: { "retry-after": "2" } },
     ]);
     const out = join(await mkdtemp(join(tmpdir(), "modelstub-record-")), "recorded.yaml");
-    const rec = await startRecord(["--upstream", upstream.baseUrl, "--out", out, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--upstream-key-env", "REC_TEST_KEY"], { REC_TEST_KEY: "sk-cli-SECRET" });
+    const rec = await startRecord(
+      ["--upstream", upstream.baseUrl, "--out", out, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--upstream-key-env", "REC_TEST_KEY"],
+      { REC_TEST_KEY: "sk-cli-SECRET" },
+    );
     const client = new OpenAI({ baseURL: rec.url, apiKey: "x", maxRetries: 0 });
     const first = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] });
     expect(first.choices[0]!.message.content).toBe("Hello from upstream.");
@@ -77,13 +80,18 @@ describe("modelstub record", { timeout: testTimeoutMs(60_000) }, () => {
     try {
       const out = join(await mkdtemp(join(tmpdir(), "modelstub-record-")), "x.yaml");
       const lastLine = (text: string, prefix: string) => text.trim().split("\n").at(-1)!.replace(prefix, "");
-      for (const flags of [["--grpc", busy], ["--grpc", "127.0.0.1:0", "--http", busy]]) {
+      for (const flags of [
+        ["--grpc", busy],
+        ["--grpc", "127.0.0.1:0", "--http", busy],
+      ]) {
         const served = await runCli(["serve", ...flags]);
         const recorded = await runCli(["record", "--upstream", "http://127.0.0.1:9/v1", "--out", out, ...flags]);
         expect(recorded.code).toBe(2);
         expect(served.code).toBe(2);
         const flag = flags.at(-2)!;
-        expect(lastLine(recorded.stderr, "modelstub record: ")).toBe(`cannot listen on ${busy}: the address is in use (${flag === "--grpc" ? "is another modelstub running? " : ""}pick another with ${flag})`);
+        expect(lastLine(recorded.stderr, "modelstub record: ")).toBe(
+          `cannot listen on ${busy}: the address is in use (${flag === "--grpc" ? "is another modelstub running? " : ""}pick another with ${flag})`,
+        );
         expect(lastLine(recorded.stderr, "modelstub record: ")).toBe(lastLine(served.stderr, "modelstub serve: "));
       }
     } finally {
@@ -138,8 +146,12 @@ describe("modelstub record", { timeout: testTimeoutMs(60_000) }, () => {
       expect(error).toBeInstanceOf(OpenAI.InternalServerError);
       const { code, stderr } = await rec.stop();
       expect(code).toBe(1);
-      expect(stderr).toContain("modelstub record: 1 upstream answer could not be recorded (an INTERNAL error stands in, as the client got it):\n  call 1 (Generate) -> ");
-      expect(await readFile(out, "utf8")).toContain("# not recorded: the answer cannot be written as a script entry: cannot read text_file \"huge.replies/call-1.txt\": the file is 1200000 bytes");
+      expect(stderr).toContain(
+        "modelstub record: 1 upstream answer could not be recorded (an INTERNAL error stands in, as the client got it):\n  call 1 (Generate) -> ",
+      );
+      expect(await readFile(out, "utf8")).toContain(
+        '# not recorded: the answer cannot be written as a script entry: cannot read text_file "huge.replies/call-1.txt": the file is 1200000 bytes',
+      );
     } finally {
       await python.close();
     }

@@ -32,7 +32,10 @@ describe("modelstub script from-episode", { timeout: testTimeoutMs(60_000) }, ()
 
   it("prints the script on stdout, says on stderr what it cannot reproduce, and exits 1 for that with --strict", async () => {
     const dir = await mkdtemp(join(tmpdir(), "modelstub-from-episode-"));
-    const stub = createStub({ script: loadScriptText('entries:\n  - repeat: true\n    reply: "echo: {{last_user}}"\n', "t.yaml"), clock: createVirtualClock() });
+    const stub = createStub({
+      script: loadScriptText('entries:\n  - repeat: true\n    reply: "echo: {{last_user}}"\n', "t.yaml"),
+      clock: createVirtualClock(),
+    });
     await createInProcessPort(stub).generate(userRequest("{{x}}"), { session: "t" });
     const file = join(dir, "t.episode.binpb");
     await writeFile(file, stub.episodeBytes("t"));
@@ -45,16 +48,22 @@ describe("modelstub script from-episode", { timeout: testTimeoutMs(60_000) }, ()
 
   it("notes a fault plan's strikes as such, not as misses, and that a planned timeout's message will read as a scripted one's", async () => {
     const dir = await mkdtemp(join(tmpdir(), "modelstub-from-episode-"));
-    const plan = "entries:\n  - repeat: true\n    reply: ok\nfaults:\n  rules:\n    - { at: { call: 1 }, error: { code: UNAVAILABLE } }\n    - { at: { call: 2 }, timeout: true }\n";
+    const plan =
+      "entries:\n  - repeat: true\n    reply: ok\nfaults:\n  rules:\n    - { at: { call: 1 }, error: { code: UNAVAILABLE } }\n    - { at: { call: 2 }, timeout: true }\n";
     const stub = createStub({ script: loadScriptText(plan, "f.yaml"), clock: createVirtualClock() });
-    for (const n of [1, 2, 3]) await createInProcessPort(stub).generate(userRequest(`call ${n}`), { session: "f" }).catch(() => undefined);
+    for (const n of [1, 2, 3])
+      await createInProcessPort(stub)
+        .generate(userRequest(`call ${n}`), { session: "f" })
+        .catch(() => undefined);
     const file = join(dir, "f.episode.binpb");
     await writeFile(file, stub.episodeBytes("f"));
     const run = await runCli(["script", "from-episode", file]);
     expect(run.code).toBe(0);
     expect(run.stdout).not.toContain("a miss");
     expect(run.stdout).toMatch(/# not exact: a fault plan's rules\[1\] struck this call/);
-    expect(run.stdout).toMatch(/# not exact: the plan's timeout said "timeout injected by the fault plan \(rules\[1\]\)"; the replay's will say "scripted timeout at" the entry/);
+    expect(run.stdout).toMatch(
+      /# not exact: the plan's timeout said "timeout injected by the fault plan \(rules\[1\]\)"; the replay's will say "scripted timeout at" the entry/,
+    );
     expect((await runCli(["script", "from-episode", file, "--strict"])).code).toBe(1);
   });
 
@@ -66,7 +75,9 @@ describe("modelstub script from-episode", { timeout: testTimeoutMs(60_000) }, ()
     await writeFile(file, stub.episodeBytes("t"));
     const big = await runCli(["script", "from-episode", file, "--out", join(dir, "big.yaml"), "--strict"]);
     expect(big.code).toBe(1);
-    expect(big.stderr).toMatch(/^modelstub script: not exact: the script is \d+ bytes, over the 524288 \(512 KiB\) a script may hold: serve and validate refuse it$/m);
+    expect(big.stderr).toMatch(
+      /^modelstub script: not exact: the script is \d+ bytes, over the 524288 \(512 KiB\) a script may hold: serve and validate refuse it$/m,
+    );
     const missing = join(dir, "gone", "t.yaml");
     const unwritable = await runCli(["script", "from-episode", file, "--out", missing]);
     expect(unwritable.code).toBe(1);

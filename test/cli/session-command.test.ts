@@ -146,7 +146,23 @@ describe("modelstub session", { timeout: testTimeoutMs(60_000) }, () => {
 async function selfSigned(): Promise<{ cert: string; key: string }> {
   const cert = join(dir, "tls.cert.pem");
   const key = join(dir, "tls.key.pem");
-  const args = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"];
+  const args = [
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    key,
+    "-out",
+    cert,
+    "-days",
+    "1",
+    "-subj",
+    "/CN=localhost",
+    "-addext",
+    "subjectAltName=DNS:localhost,IP:127.0.0.1",
+  ];
   await new Promise<void>((resolve, reject) => execFile("openssl", args, (e) => (e ? reject(e) : resolve())));
   return { cert, key };
 }

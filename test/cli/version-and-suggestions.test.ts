@@ -16,7 +16,11 @@ const run = (cmd: string, args: string[], cwd: string) =>
 
 describe("modelstub --version", { timeout: testTimeoutMs(60_000) }, () => {
   it("prints the package.json version on its own and after every command", async () => {
-    for (const args of [["--version"], ...["serve", "validate", "schema", "episode", "health", "session"].map((c) => [c, "--version"]), ["session", "list", "--version"]]) {
+    for (const args of [
+      ["--version"],
+      ...["serve", "validate", "schema", "episode", "health", "session"].map((c) => [c, "--version"]),
+      ["session", "list", "--version"],
+    ]) {
       expect(await runCli(args), args.join(" ")).toEqual({ code: 0, stdout: `modelstub ${version}\n`, stderr: "" });
     }
   });

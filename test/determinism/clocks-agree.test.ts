@@ -22,7 +22,11 @@ steps:
 
 async function drive(clock: "real" | "virtual"): Promise<Buffer> {
   const s = await startStubServer(script, { clock });
-  const code = (p: Promise<unknown>) => p.then(() => Code.OK, (e: ModelCallError) => e.code);
+  const code = (p: Promise<unknown>) =>
+    p.then(
+      () => Code.OK,
+      (e: ModelCallError) => e.code,
+    );
   try {
     // A connected channel: connecting would spend the first call's deadline.
     await s.control.call("ListSessions", {});
@@ -47,7 +51,13 @@ describe("the real and the virtual clock", () => {
     const virtual = await drive("virtual");
     if (!real.equals(virtual)) expect.fail(`episodes differ: ${episodeDifference(fromBinary(EpisodeSchema, real), fromBinary(EpisodeSchema, virtual))}`);
     const calls = fromBinary(EpisodeSchema, virtual).calls;
-    expect(calls.map((c) => c.outcome)).toEqual([Outcome.OK, Outcome.DEADLINE_EXCEEDED, Outcome.DEADLINE_EXCEEDED, Outcome.DEADLINE_EXCEEDED, Outcome.STREAM_BROKEN]);
+    expect(calls.map((c) => c.outcome)).toEqual([
+      Outcome.OK,
+      Outcome.DEADLINE_EXCEEDED,
+      Outcome.DEADLINE_EXCEEDED,
+      Outcome.DEADLINE_EXCEEDED,
+      Outcome.STREAM_BROKEN,
+    ]);
     // Each ends where its completed waits got to: never at the budget, which arrives measured.
     expect(calls.map((c) => Number(c.endMs - c.startMs))).toEqual([30, 0, 0, 20, 20]);
     expect(calls[4]!.chunksSent).toBe(2);

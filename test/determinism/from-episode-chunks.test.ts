@@ -30,7 +30,10 @@ async function streamOnce(script: string, timeoutMs?: number) {
   const stub = stubOf(script);
   const port = createInProcessPort(stub);
   const { frames, error } = await collect(port.generateStream(userRequest("Wetter?"), timeoutMs !== undefined ? { timeoutMs } : {}));
-  const seen = { deltas: frames.flatMap((f) => (f.frame.case === "textDelta" ? [f.frame.value] : [])), code: error instanceof ModelCallError ? error.code : undefined };
+  const seen = {
+    deltas: frames.flatMap((f) => (f.frame.case === "textDelta" ? [f.frame.value] : [])),
+    code: error instanceof ModelCallError ? error.code : undefined,
+  };
   return { seen, episode: stub.episodeBytes("default") };
 }
 
@@ -50,7 +53,9 @@ describe("scriptFromEpisode() and what the client saw of a stream", () => {
     expect(original.seen).toEqual({ deltas: ["eins zw", "ei drei ", "vier"], code: 4 });
     const { text, problems } = scriptFromEpisode(fromBinary(EpisodeSchema, original.episode), "cut.binpb");
     // The client sees the same; the replay's episode records a break where the recording's recorded the cut-off.
-    expect(problems).toEqual(["call 1: the caller cut the stream off after 3 chunks: scripted as those chunks and a hang the same deadline or cancel ends, which the replay's episode records as a break"]);
+    expect(problems).toEqual([
+      "call 1: the caller cut the stream off after 3 chunks: scripted as those chunks and a hang the same deadline or cancel ends, which the replay's episode records as a break",
+    ]);
     expect((await streamOnce(text, 250)).seen).toEqual(original.seen);
   });
 
@@ -63,6 +68,8 @@ describe("scriptFromEpisode() and what the client saw of a stream", () => {
     const edited = fromBinary(EpisodeSchema, (await streamOnce(breakScript)).episode);
     edited.calls[0]!.sentTextChunks = ["Alles ", "erledigt! "];
     const { problems } = scriptFromEpisode(fromBinary(EpisodeSchema, toBinary(EpisodeSchema, edited)), "edited.binpb");
-    expect(problems).toEqual(['call 1: a replay would send the client "Alles erledigt: " in 2 chunk(s) before the break, where the recording sent "Alles erledigt! " in 2']);
+    expect(problems).toEqual([
+      'call 1: a replay would send the client "Alles erledigt: " in 2 chunk(s) before the break, where the recording sent "Alles erledigt! " in 2',
+    ]);
   });
 });

@@ -21,10 +21,15 @@ describe("script from-episode and the requests of an entry that answered several
     expect(same.text).toMatch(/- times: 2\n\s+reply:\n\s+text: hi\n\s+request:\n\s+last_user: a\n/);
     const differ = scriptFromEpisode(await episodeOf(["a", "b"]), "differ.binpb");
     expect(differ.problems).toEqual([]);
-    expect(differ.text).toMatch(/# written without request: it answered different requests in the recording\n {2}# call 2, .*\n {2}- times: 2\n {4}reply:\n {6}text: hi\n/);
+    expect(differ.text).toMatch(
+      /# written without request: it answered different requests in the recording\n {2}# call 2, .*\n {2}- times: 2\n {4}reply:\n {6}text: hi\n/,
+    );
     expect(differ.text).not.toContain("request:\n");
     // Served, each script takes its requests again.
-    for (const [made, texts] of [[same, ["a", "a"]], [differ, ["a", "b"]]] as const) {
+    for (const [made, texts] of [
+      [same, ["a", "a"]],
+      [differ, ["a", "b"]],
+    ] as const) {
       const port = createInProcessPort(createStub({ script: loadScriptText(made.text, "made.yaml") }));
       for (const t of texts) expect((await port.generate(userRequest(t))).message?.content).toBe("hi");
     }

@@ -33,13 +33,21 @@ async function roundTrip(bytes: Uint8Array, budgets: Record<number, number> = {}
 }
 
 /** Drives calls in a stub on `script`; returns the episode bytes of `session`. */
-async function record(script: string, session: string, drive: (port: ReturnType<typeof createInProcessPort>, stub: Stub) => Promise<void>): Promise<Uint8Array> {
+async function record(
+  script: string,
+  session: string,
+  drive: (port: ReturnType<typeof createInProcessPort>, stub: Stub) => Promise<void>,
+): Promise<Uint8Array> {
   const stub = stubOf(script);
   await drive(createInProcessPort(stub), stub);
   return stub.episodeBytes(session);
 }
 
-const swallow = (p: Promise<unknown>) => p.then(() => undefined, () => undefined);
+const swallow = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    () => undefined,
+  );
 
 describe("scriptFromEpisode()", () => {
   it("reproduces the determinism scenario byte for byte: tool calls, templates, a stream with per-chunk waits, an error with trailers, a timeout and a hang cut off by a deadline", async () => {
@@ -82,9 +90,9 @@ describe("scriptFromEpisode()", () => {
     const script = [
       "defaults: { model: house-model }",
       "entries:",
-      "  - reply: { text: \"line one\\n  two\\u007f\\t\\u001b[0m 'q' \\\"dq\\\" # not a comment\", finish_reason: length }",
-      "  - reply: { tool_calls: [{ name: read, id: fixed-1, arguments: '{\"b\": 1, \"a\": [1, 2.5]}' }, { name: ls }] }",
-      "  - reply: { text: \"partial\", tool_calls: [{ name: x, arguments: { k: \"v v v\" } }], finish_reason: stop }",
+      '  - reply: { text: "line one\\n  two\\u007f\\t\\u001b[0m \'q\' \\"dq\\" # not a comment", finish_reason: length }',
+      '  - reply: { tool_calls: [{ name: read, id: fixed-1, arguments: \'{"b": 1, "a": [1, 2.5]}\' }, { name: ls }] }',
+      '  - reply: { text: "partial", tool_calls: [{ name: x, arguments: { k: "v v v" } }], finish_reason: stop }',
     ].join("\n");
     const original = await record(script, "odd", async (port) => {
       const o = { session: "odd" };
@@ -108,12 +116,18 @@ describe("scriptFromEpisode()", () => {
     expect(problems.join("\n")).toMatch(/call 1: the reply text cannot be written: it holds "\{\{"/);
     // The script still loads: an error saying why stands in for the reply it cannot hold.
     expect(loadScriptText(text, "t.yaml").lists.get("")!.entries[0]!.action.kind).toBe("error");
-    expect(problems.join("\n")).toMatch(/entries: the recording used its entries out of call order or gave one entry different answers.*1 call will name a different entry/);
+    expect(problems.join("\n")).toMatch(
+      /entries: the recording used its entries out of call order or gave one entry different answers.*1 call will name a different entry/,
+    );
 
-    const faulted = await record("entries:\n  - reply: a\n  - reply: b\nfaults:\n  rules:\n    - { at: { call: 1 }, error: { code: UNAVAILABLE } }\n", "f", async (port) => {
-      await swallow(port.generate(userRequest("1"), { session: "f" }));
-      await port.generate(userRequest("2"), { session: "f" });
-    });
+    const faulted = await record(
+      "entries:\n  - reply: a\n  - reply: b\nfaults:\n  rules:\n    - { at: { call: 1 }, error: { code: UNAVAILABLE } }\n",
+      "f",
+      async (port) => {
+        await swallow(port.generate(userRequest("1"), { session: "f" }));
+        await port.generate(userRequest("2"), { session: "f" });
+      },
+    );
     const f = scriptFromEpisode(fromBinary(EpisodeSchema, faulted), "f.binpb");
     expect(f.problems.join("\n")).toMatch(/fault plan/);
     // What it does write still loads, and answers as the recording did.

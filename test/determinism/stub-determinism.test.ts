@@ -127,7 +127,13 @@ describe("the same script yields the same episode bytes", () => {
 describe("the episode records", () => {
   it("each failure as what it was: error with status, scripted timeout, cut off by deadline", async () => {
     const episode = fromBinary(EpisodeSchema, await readFile(goldenPath));
-    const calls = episode.calls.map((c) => ({ step: c.stepId, entry: c.entry, outcome: c.outcome, code: c.status?.code ?? 0, message: c.status?.message ?? "" }));
+    const calls = episode.calls.map((c) => ({
+      step: c.stepId,
+      entry: c.entry,
+      outcome: c.outcome,
+      code: c.status?.code ?? 0,
+      message: c.status?.message ?? "",
+    }));
     expect(calls.slice(3)).toEqual([
       { step: "flaky", entry: "steps.flaky[0]", outcome: Outcome.ERROR, code: 14, message: "overloaded, try again" },
       { step: "flaky", entry: "steps.flaky[1]", outcome: Outcome.OK, code: 0, message: "" },

@@ -96,7 +96,10 @@ describe("unknown request fields", () => {
     server = await startStubServer("entries: [{ reply: ok, repeat: true }]", { clock: "virtual" });
     const plain = concat(
       new BinaryWriter().tag(1, WireType.LengthDelimited).string("test-model").finish(),
-      new BinaryWriter().tag(2, WireType.LengthDelimited).bytes(toBinary(MessageSchema, create(MessageSchema, { role: Role.USER, content: "hello" }))).finish(),
+      new BinaryWriter()
+        .tag(2, WireType.LengthDelimited)
+        .bytes(toBinary(MessageSchema, create(MessageSchema, { role: Role.USER, content: "hello" })))
+        .finish(),
     );
     // Session names of one length, so the two calls' bytes differ in the name and nowhere else.
     await send(server.rawClient(), "Generate", requestBytes(), "extra");

@@ -5,7 +5,12 @@ import path from "node:path";
 // Links: a page's relative links must reach a file, and a `#anchor` a heading of that page.
 
 /** GitHub's anchor for a heading: lowercase, punctuation dropped, spaces to hyphens. */
-const slug = (heading) => heading.trim().toLowerCase().replace(/[^\p{L}\p{N}_\- ]/gu, "").replace(/ /g, "-");
+const slug = (heading) =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}_\- ]/gu, "")
+    .replace(/ /g, "-");
 
 /** The anchors of a markdown file's headings (a repeated heading gets -1, -2, ...). */
 export function anchorsOf(markdown) {

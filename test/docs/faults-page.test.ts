@@ -36,15 +36,21 @@ describe("docs/faults.md", () => {
     expect(kinds.filter(([, k]) => k === "script").length).toBeGreaterThanOrEqual(2);
   });
 
-  it.each(blocks.filter((b) => kindOf(b.text) === "plan").map((b) => [b.line, b.text] as const))("compiles the fault plan at line %i with loadFaultPlan", (line, text) => {
-    const plan = loadFaultPlan(text, `docs/faults.md:${line}`);
-    expect(plan.digest).toMatch(/^[0-9a-f]{64}$/);
-    expect(plan.rules.length > 0 || plan.chaos !== undefined).toBe(true);
-  });
+  it.each(blocks.filter((b) => kindOf(b.text) === "plan").map((b) => [b.line, b.text] as const))(
+    "compiles the fault plan at line %i with loadFaultPlan",
+    (line, text) => {
+      const plan = loadFaultPlan(text, `docs/faults.md:${line}`);
+      expect(plan.digest).toMatch(/^[0-9a-f]{64}$/);
+      expect(plan.rules.length > 0 || plan.chaos !== undefined).toBe(true);
+    },
+  );
 
-  it.each(blocks.filter((b) => kindOf(b.text) === "script").map((b) => [b.line, b.text] as const))("compiles the script at line %i with loadScript", (line, text) => {
-    expect(loadScript(text, `docs/faults.md:${line}`).entryCount).toBeGreaterThan(0);
-  });
+  it.each(blocks.filter((b) => kindOf(b.text) === "script").map((b) => [b.line, b.text] as const))(
+    "compiles the script at line %i with loadScript",
+    (line, text) => {
+      expect(loadScript(text, `docs/faults.md:${line}`).entryCount).toBeGreaterThan(0);
+    },
+  );
 
   it.each(blocks.filter((b) => kindOf(b.text) === "expect").map((b) => [b.line, b.text] as const))("parses the expectations file at line %i", (line, text) => {
     expect(Object.keys(parseExpectations(text, `docs/faults.md:${line}`)).length).toBeGreaterThan(0);
@@ -60,7 +66,10 @@ describe("docs/faults.md", () => {
     const rows = section.split("\n").filter((l) => /^\| \d/.test(l));
     expect(rows.length).toBeGreaterThanOrEqual(14);
     for (const row of rows) {
-      const cells = row.split("|").slice(1, -1).map((c) => c.trim().replace(/^`(.*)`$/, "$1"));
+      const cells = row
+        .split("|")
+        .slice(1, -1)
+        .map((c) => c.trim().replace(/^`(.*)`$/, "$1"));
       const [seed, session, sequence, step, errors, key, roll, pick] = cells as [string, string, string, string, string, string, string, string];
       expect(`0x${chaosKey(BigInt(seed), session, Number(sequence), step).toString(16).padStart(16, "0")}`, row).toBe(key);
       expect(chaosDraws(BigInt(seed), session, Number(sequence), step, Number(errors)), row).toEqual({ roll: Number(roll), pick: Number(pick) });
@@ -85,7 +94,8 @@ describe("the pages that point at docs/faults.md", () => {
 
   it("document the fault plan exports of the library and the CLI command", () => {
     const library = read("docs/library.md");
-    for (const name of ["setFaultPlan", "loadFaultPlan", "loadFaultPlanFile", "FaultPlanObject", "FaultPlanSource", "CompiledFaultPlan"]) expect(library).toContain(`\`${name}`);
+    for (const name of ["setFaultPlan", "loadFaultPlan", "loadFaultPlanFile", "FaultPlanObject", "FaultPlanSource", "CompiledFaultPlan"])
+      expect(library).toContain(`\`${name}`);
     expect(read("docs/cli.md")).toContain("`session faults SESSION FILE`");
     expect(read("docs/episodes.md")).toContain("`SetFaultPlan {session, plan, source_name}`");
   });

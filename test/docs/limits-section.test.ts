@@ -68,12 +68,18 @@ describe('docs/operations.md "Limits"', () => {
   it.each(constants)("names %s in a row that gives its value, %d", (name, value) => {
     const named = rowsNaming(name);
     expect(named, `no row of the Limits section names \`${name}\``).not.toHaveLength(0);
-    expect(named.some((row) => row.includes(written(value))), `the row naming \`${name}\` does not say ${written(value)}`).toBe(true);
+    expect(
+      named.some((row) => row.includes(written(value))),
+      `the row naming \`${name}\` does not say ${written(value)}`,
+    ).toBe(true);
   });
 
   it("gives the HTTP timeouts and the stream reset limit with their values", () => {
     for (const [key, ms] of Object.entries(httpTimeouts)) {
-      expect(rowsNaming(`httpTimeouts.${key}`).some((row) => row.includes(`${ms / 1000} s`)), `httpTimeouts.${key}`).toBe(true);
+      expect(
+        rowsNaming(`httpTimeouts.${key}`).some((row) => row.includes(`${ms / 1000} s`)),
+        `httpTimeouts.${key}`,
+      ).toBe(true);
     }
     const row = rowsNaming("streamResetLimit").join("\n");
     expect(row).toContain(`burst ${written(streamResetLimit.burst)}`);
@@ -89,11 +95,19 @@ describe('docs/operations.md "Limits"', () => {
     if (option.default !== undefined) {
       const d = option.default;
       const shown = /^\d+$/.test(d) ? written(Number(d)) : d.replace(/(\d)([a-z])/, "$1 $2");
-      expect(named.some((row) => row.includes(shown)), `the row for --${name} does not give its default ${shown}`).toBe(true);
+      expect(
+        named.some((row) => row.includes(shown)),
+        `the row for --${name} does not give its default ${shown}`,
+      ).toBe(true);
     }
   });
 
   it("has a max-* row for every max-* option there is", () => {
-    expect(bounding.filter((o) => o.name.startsWith("max-")).map((o) => o.name).sort()).toEqual(["max-episode-bytes", "max-episode-calls", "max-message-bytes", "max-sessions"]);
+    expect(
+      bounding
+        .filter((o) => o.name.startsWith("max-"))
+        .map((o) => o.name)
+        .sort(),
+    ).toEqual(["max-episode-bytes", "max-episode-calls", "max-message-bytes", "max-sessions"]);
   });
 });

@@ -3,7 +3,25 @@
 import path from "node:path";
 
 /** Languages a reader pastes into a shell or a project: such a block must say whether CI runs it. */
-export const PASTED = new Set(["sh", "bash", "shell", "zsh", "console", "ts", "typescript", "tsx", "js", "javascript", "mjs", "cjs", "python", "py", "go", "rust", "rs"]);
+export const PASTED = new Set([
+  "sh",
+  "bash",
+  "shell",
+  "zsh",
+  "console",
+  "ts",
+  "typescript",
+  "tsx",
+  "js",
+  "javascript",
+  "mjs",
+  "cjs",
+  "python",
+  "py",
+  "go",
+  "rust",
+  "rs",
+]);
 export const SHELL = new Set(["sh", "bash", "shell"]);
 export const TS = new Set(["ts", "typescript"]);
 
@@ -44,13 +62,23 @@ export function kindOf(block) {
     else if (inner === "run: ts") found.push({ kind: "ts" });
     else if ((r = /^run: file (\S+)$/.exec(inner))) found.push({ kind: "file", name: r[1] });
     else if ((r = /^not run:\s*(.+)$/.exec(inner))) found.push({ kind: "not-run", reason: r[1] });
-    else if (/^(run|not run)\b/.test(inner)) found.push({ kind: "bad", why: `unknown marker ${m} (expected run, run: background, run: file NAME, run: ts, not run: REASON)` });
+    else if (/^(run|not run)\b/.test(inner))
+      found.push({ kind: "bad", why: `unknown marker ${m} (expected run, run: background, run: file NAME, run: ts, not run: REASON)` });
   }
   if (found.length > 1) return { kind: "bad", why: `${found.length} run markers on one block` };
   const k = found[0] ?? { kind: "none" };
-  if ((k.kind === "run" || k.kind === "background") && !SHELL.has(block.lang)) return { kind: "bad", why: `<!-- run${k.kind === "background" ? ": background" : ""} --> needs a sh or bash block, not \`${block.lang || "(no language)"}\`` };
+  if ((k.kind === "run" || k.kind === "background") && !SHELL.has(block.lang))
+    return {
+      kind: "bad",
+      why: `<!-- run${k.kind === "background" ? ": background" : ""} --> needs a sh or bash block, not \`${block.lang || "(no language)"}\``,
+    };
   if (k.kind === "ts" && !TS.has(block.lang)) return { kind: "bad", why: `<!-- run: ts --> needs a ts block, not \`${block.lang || "(no language)"}\`` };
-  if (k.kind === "file" && (path.isAbsolute(k.name) || k.name.split(/[\\/]/).includes(".."))) return { kind: "bad", why: `run: file ${k.name}: the name must stay inside the page's folder` };
-  if (k.kind === "none" && PASTED.has(block.lang)) return { kind: "bad", why: `an unmarked \`${block.lang}\` block: mark it <!-- run -->, <!-- run: background -->, <!-- run: ts -->, <!-- run: file NAME --> or <!-- not run: REASON -->` };
+  if (k.kind === "file" && (path.isAbsolute(k.name) || k.name.split(/[\\/]/).includes("..")))
+    return { kind: "bad", why: `run: file ${k.name}: the name must stay inside the page's folder` };
+  if (k.kind === "none" && PASTED.has(block.lang))
+    return {
+      kind: "bad",
+      why: `an unmarked \`${block.lang}\` block: mark it <!-- run -->, <!-- run: background -->, <!-- run: ts -->, <!-- run: file NAME --> or <!-- not run: REASON -->`,
+    };
   return k;
 }

@@ -41,7 +41,9 @@ describe("docs/performance-ratios.svg", () => {
   it("is shown on docs/performance.md, next to the table it was drawn with", () => {
     expect(page).toContain("](performance-ratios.svg)");
     const run = /<!-- section:bench -->\nLatest run: [^\n]*/.exec(page)?.[0] ?? "";
-    expect(run, "the table comes from bench/results/latest.json").toContain(`; ${results.meta.date.slice(0, 10)}; load average at start ${results.meta.loadavgAtStart.join(" ")}.`);
+    expect(run, "the table comes from bench/results/latest.json").toContain(
+      `; ${results.meta.date.slice(0, 10)}; load average at start ${results.meta.loadavgAtStart.join(" ")}.`,
+    );
   });
 
   it("is what ratioChartSvg draws from bench/results/latest.json (node bench/run.mjs --chart-from bench/results/latest.json)", () => {

@@ -59,7 +59,13 @@ function pagesToRun() {
   if (pageArgs.length) return pageArgs.map((p) => path.resolve(p));
   const docs = path.join(ROOT, "docs");
   const pages = [path.join(ROOT, "README.md")];
-  if (existsSync(docs)) pages.push(...readdirSync(docs).filter((f) => f.endsWith(".md")).sort().map((f) => path.join(docs, f)));
+  if (existsSync(docs))
+    pages.push(
+      ...readdirSync(docs)
+        .filter((f) => f.endsWith(".md"))
+        .sort()
+        .map((f) => path.join(docs, f)),
+    );
   return pages;
 }
 

@@ -21,7 +21,10 @@ export async function runPage(page, tmp, tools, tarball, tally) {
   for (const d of ["examples", "proto"]) cpSync(path.join(ROOT, d), path.join(dir, d), { recursive: true });
   mkdirSync(path.join(dir, "bin"), { recursive: true });
   symlinkSync(path.join(ROOT, "bin/modelstub.js"), path.join(dir, "bin/modelstub.js"));
-  writeFileSync(path.join(dir, "package.json"), `${JSON.stringify({ name: "modelstub", private: true, type: "module", bin: { modelstub: "bin/modelstub.js" } }, null, 2)}\n`);
+  writeFileSync(
+    path.join(dir, "package.json"),
+    `${JSON.stringify({ name: "modelstub", private: true, type: "module", bin: { modelstub: "bin/modelstub.js" } }, null, 2)}\n`,
+  );
   mkdirSync(path.join(dir, "node_modules/.bin"), { recursive: true });
   const buf = path.join(ROOT, "node_modules/.bin/buf");
   if (existsSync(buf)) symlinkSync(buf, path.join(dir, "node_modules/.bin/buf"));
@@ -49,7 +52,12 @@ export async function runPage(page, tmp, tools, tarball, tally) {
 
   for (const b of blocks) {
     const k = kindOf(b);
-    const head = b.text.split("\n").find((l) => l.trim() && !l.trim().startsWith("#"))?.trim().slice(0, 70) ?? "";
+    const head =
+      b.text
+        .split("\n")
+        .find((l) => l.trim() && !l.trim().startsWith("#"))
+        ?.trim()
+        .slice(0, 70) ?? "";
     const what = `(${k.kind === "none" ? b.lang || "text" : k.kind}) ${head}`;
     if (k.kind === "none") continue;
     if (k.kind === "bad") {
@@ -105,7 +113,20 @@ export async function runPage(page, tmp, tools, tarball, tally) {
       const tsc = path.join(project.dir, "node_modules/typescript/bin/tsc");
       const check = spawnSync(
         "node",
-        [tsc, "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022", "--skipLibCheck", "--outDir", "out", `src/${base}.ts`],
+        [
+          tsc,
+          "--strict",
+          "--module",
+          "nodenext",
+          "--moduleResolution",
+          "nodenext",
+          "--target",
+          "es2022",
+          "--skipLibCheck",
+          "--outDir",
+          "out",
+          `src/${base}.ts`,
+        ],
         { cwd: project.dir, encoding: "utf8" },
       );
       if (check.status !== 0) {

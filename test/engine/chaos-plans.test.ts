@@ -40,7 +40,8 @@ async function run(plan: string, clock: "real" | "virtual", session = "chaos"): 
   return Buffer.from(s.stub.episodeBytes(session));
 }
 
-const faults = (bytes: Uint8Array) => fromBinary(EpisodeSchema, bytes).calls.map((c) => (c.fault ? `${c.sequence}:${FaultKind[c.fault.kind]}:${c.fault.roll}` : ""));
+const faults = (bytes: Uint8Array) =>
+  fromBinary(EpisodeSchema, bytes).calls.map((c) => (c.fault ? `${c.sequence}:${FaultKind[c.fault.kind]}:${c.fault.roll}` : ""));
 
 /** The schedule as docs/faults.md specifies it, computed here from the draws alone. */
 function expectedSchedule(episode: Episode, ppm: number[], budget = Infinity, inScope: (step: string, stream: boolean) => boolean = () => true): string[] {

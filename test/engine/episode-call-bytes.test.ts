@@ -1,3 +1,5 @@
+// Longer than 250 lines because it pins the episode call encoder to toBinary twice: field by
+// field on chosen calls, and on seeded pseudo-random ones.
 import { create, toBinary, type UnknownField } from "@bufbuild/protobuf";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { describe, expect, it } from "vitest";
@@ -37,7 +39,15 @@ const response = () =>
 
 const calls: EpisodeCall[] = [
   create(EpisodeCallSchema, {}),
-  create(EpisodeCallSchema, { sequence: 1n, session: "default", method: CallMethod.GENERATE, request: {}, outcome: Outcome.OK, response: create(GenerateResponseSchema, {}), usage: {} }),
+  create(EpisodeCallSchema, {
+    sequence: 1n,
+    session: "default",
+    method: CallMethod.GENERATE,
+    request: {},
+    outcome: Outcome.OK,
+    response: create(GenerateResponseSchema, {}),
+    usage: {},
+  }),
   (() => {
     const r = response();
     return create(EpisodeCallSchema, {
@@ -61,7 +71,13 @@ const calls: EpisodeCall[] = [
   create(EpisodeCallSchema, { sequence: 7n, session: "s", outcome: Outcome.ERROR, fault: { rule: "chaos", kind: FaultKind.ERROR, roll: 999_999 } }),
   create(EpisodeCallSchema, { sequence: 8n, session: "s", outcome: Outcome.OK, fault: {} }),
   // Field 16, the first with a two-byte tag: ASCII, UTF-8, an empty element, a long one.
-  create(EpisodeCallSchema, { sequence: 9n, session: "s", outcome: Outcome.STREAM_BROKEN, chunksSent: 4, sentTextChunks: ["Alles erledigt: ", "Wetter 18 °C, ", "", "x".repeat(300)] }),
+  create(EpisodeCallSchema, {
+    sequence: 9n,
+    session: "s",
+    outcome: Outcome.STREAM_BROKEN,
+    chunksSent: 4,
+    sentTextChunks: ["Alles erledigt: ", "Wetter 18 °C, ", "", "x".repeat(300)],
+  }),
 ];
 
 describe("an episode call's bytes", () => {

@@ -38,7 +38,9 @@ describe("an episode's pieces", () => {
 });
 
 describe("an episode decoded in slices", () => {
-  const recorded = Array.from({ length: 40 }, (_, i) => encodeEpisodeCall(create(EpisodeCallSchema, { sequence: BigInt(i + 1), session: "s", request: { messages: [{ content: "z".repeat(300_000) }] } })));
+  const recorded = Array.from({ length: 40 }, (_, i) =>
+    encodeEpisodeCall(create(EpisodeCallSchema, { sequence: BigInt(i + 1), session: "s", request: { messages: [{ content: "z".repeat(300_000) }] } })),
+  );
   it.each([undefined, plan, { name: "", digest: "", seed: undefined }])("is decodeEpisode's message (plan %o)", async (p) => {
     const sliced = await decodeEpisodeInSlices("s", recorded, p);
     expect(Buffer.from(toBinary(EpisodeSchema, sliced)).equals(Buffer.from(toBinary(EpisodeSchema, decodeEpisode("s", recorded, p))))).toBe(true);

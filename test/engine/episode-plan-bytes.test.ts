@@ -6,7 +6,12 @@ import { encodeEpisode, encodeEpisodeCall } from "../../src/engine/encode-episod
 const calls = [
   create(EpisodeCallSchema, { sequence: 1n, session: "sessión-ü", method: CallMethod.GENERATE, request: {}, outcome: Outcome.OK }),
   create(EpisodeCallSchema, { sequence: 2n, session: "sessión-ü", outcome: Outcome.ERROR, fault: { rule: "rules[0]", kind: FaultKind.ERROR } }),
-  create(EpisodeCallSchema, { sequence: 3n, session: "sessión-ü", outcome: Outcome.TIMED_OUT, fault: { rule: "chaos", kind: FaultKind.TIMEOUT, roll: 999_999 } }),
+  create(EpisodeCallSchema, {
+    sequence: 3n,
+    session: "sessión-ü",
+    outcome: Outcome.TIMED_OUT,
+    fault: { rule: "chaos", kind: FaultKind.TIMEOUT, roll: 999_999 },
+  }),
 ];
 
 describe("an episode's bytes under a fault plan", () => {
@@ -28,4 +33,3 @@ describe("an episode's bytes under a fault plan", () => {
     }
   });
 });
-

@@ -88,7 +88,13 @@ describe("a fault plan's rules", () => {
     const whole = await collect(s.port.generateStream(userRequest("go"), { step: "act" }));
     expect(whole.error).toBeUndefined();
     const [first, second] = episodeOf(s).calls;
-    expect([first!.entry, first!.outcome, first!.streamBreak, first!.chunksSent, first!.fault?.kind]).toEqual(["steps.act[0]", Outcome.STREAM_BROKEN, StreamBreak.DROP, 2, FaultKind.BREAK]);
+    expect([first!.entry, first!.outcome, first!.streamBreak, first!.chunksSent, first!.fault?.kind]).toEqual([
+      "steps.act[0]",
+      Outcome.STREAM_BROKEN,
+      StreamBreak.DROP,
+      2,
+      FaultKind.BREAK,
+    ]);
     expect([second!.entry, second!.outcome, second!.fault]).toEqual(["steps.act[0]", Outcome.OK, undefined]);
   });
 
@@ -100,7 +106,12 @@ describe("a fault plan's rules", () => {
     expect(broken.error).toMatchObject({ code: Code.UNAVAILABLE });
     const call = episodeOf(s).calls[0]!;
     // Three text chunks and the tool call's two (its name, then its arguments).
-    expect([call.outcome, call.streamBreak, call.chunksSent, call.status?.message]).toEqual([Outcome.STREAM_BROKEN, StreamBreak.ERROR, 5, "stream broken by rules[0] after 99 chunks"]);
+    expect([call.outcome, call.streamBreak, call.chunksSent, call.status?.message]).toEqual([
+      Outcome.STREAM_BROKEN,
+      StreamBreak.ERROR,
+      5,
+      "stream broken by rules[0] after 99 chunks",
+    ]);
   });
 
   it("hang a call until the caller's deadline, declared on the virtual clock", async () => {
@@ -185,7 +196,11 @@ describe("a session's fault plan", () => {
 });
 
 describe("SetFaultPlan", () => {
-  const refusal = (s: StubServer, plan: string) => setPlan(s, plan).then(() => undefined, (e: { code: number; message: string }) => e);
+  const refusal = (s: StubServer, plan: string) =>
+    setPlan(s, plan).then(
+      () => undefined,
+      (e: { code: number; message: string }) => e,
+    );
 
   it("refuses a plan that is not valid with INVALID_ARGUMENT naming the file, line and field, and keeps the session as it was", async () => {
     const s = await serve();
@@ -208,7 +223,9 @@ describe("SetFaultPlan", () => {
 
   it("refuses a rule with two faults, a point with two places, and chaos beside rules", async () => {
     const s = await serve();
-    expect((await refusal(s, `rules: [{ at: { call: 1 }, timeout: true, hang: true }]`))?.message).toContain("the rule has 2 faults (timeout, hang): expected one");
+    expect((await refusal(s, `rules: [{ at: { call: 1 }, timeout: true, hang: true }]`))?.message).toContain(
+      "the rule has 2 faults (timeout, hang): expected one",
+    );
     expect((await refusal(s, `rules: [{ at: { call: 1, step: plan }, hang: true }]`))?.message).toContain("at names 2 points (call, step): expected one");
     expect((await refusal(s, `rules: []\nchaos: { seed: 1, rates: { error: 0.5 } }`))?.message).toContain("the plan has both rules and chaos");
     expect((await refusal(s, `chaos: { seed: 1, rates: { error: 0.7, hang: 0.4 } }`))?.message).toContain("the rates sum to 1.1, more than 1");

@@ -43,13 +43,17 @@ describe("entries that keep the request they were recorded for", () => {
     expect(await outcome(port(script).generate({ ...toolTurn("go", "bash", "a.md"), tools: tools.slice(0, 1) }))).toBe(
       'FAILED_PRECONDITION: the request does not match entries[0], the next recorded entry of entries (replay mode strict): tool result 1: expected tool "read", got "bash"; expected tools offered ["read", "bash"], got ["read"]; no other recorded entry is nearer; replay the recorded conversation, record it again, or serve with --replay-mode order-only',
     );
-    expect(await outcome(port(script).generate(userRequest("go", { tools })))).toContain('expected 1 tool result(s) since the last assistant turn ["read"], got 0 []');
+    expect(await outcome(port(script).generate(userRequest("go", { tools })))).toContain(
+      'expected 1 tool result(s) since the last assistant turn ["read"], got 0 []',
+    );
   });
 
   it("compare a long text by its SHA-256, and quote how it begins", async () => {
     const script = `entries:\n  - reply: ok\n    request:\n      last_user: { sha256: "${sha256Hex(long)}", begins: "xxxx" }\n`;
     expect(await outcome(port(script).generate(userRequest(long)))).toBe("ok ok");
-    expect(await outcome(port(script).generate(userRequest("short")))).toContain(`expected last user the text beginning "xxxx" (sha256 ${sha256Hex(long).slice(0, 12)}...), got "short"`);
+    expect(await outcome(port(script).generate(userRequest("short")))).toContain(
+      `expected last user the text beginning "xxxx" (sha256 ${sha256Hex(long).slice(0, 12)}...), got "short"`,
+    );
   });
 
   it("answer in recorded order among equal requests when unordered, and say when a request was made more often than recorded", async () => {
@@ -62,7 +66,9 @@ entries:
     const p = port(script);
     expect(await outcome(p.generate(userRequest("a")))).toBe("ok first");
     expect(await outcome(p.generate(userRequest("a")))).toBe("ok second");
-    expect(await outcome(p.generate(userRequest("a")))).toBe("FAILED_PRECONDITION: the request matches only entries[0] of entries, which is already used (replay mode unordered): the recording made this request fewer times");
+    expect(await outcome(p.generate(userRequest("a")))).toBe(
+      "FAILED_PRECONDITION: the request matches only entries[0] of entries, which is already used (replay mode unordered): the recording made this request fewer times",
+    );
     expect(await outcome(p.generate(userRequest("c")))).toBe(
       'FAILED_PRECONDITION: the request matches no unused recorded entry of entries (replay mode unordered); against entries[1]: expected last user "b", got "c"; replay the recorded conversation, record it again, or serve with --replay-mode order-only',
     );
@@ -76,7 +82,9 @@ entries:
 
   it("leave a refused request's entry for the next request, and name an entry the request matches further on", async () => {
     const p = port("entries:\n  - { reply: one, request: { last_user: a } }\n  - { reply: two, request: { last_user: b } }\n");
-    expect(await outcome(p.generate(userRequest("b")))).toContain("nearest recorded entry: entries[1] (matches exactly: the requests came in another order than recorded)");
+    expect(await outcome(p.generate(userRequest("b")))).toContain(
+      "nearest recorded entry: entries[1] (matches exactly: the requests came in another order than recorded)",
+    );
     expect(await outcome(p.generate(userRequest("a")))).toBe("ok one");
     expect(await outcome(p.generate(userRequest("b")))).toBe("ok two");
   });

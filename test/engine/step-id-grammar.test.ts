@@ -42,9 +42,13 @@ afterEach(async () => {
 async function serve(): Promise<Served> {
   const stub = createStub({ script: loadScriptText(script, "test.yaml"), clock: createVirtualClock() });
   const lines: Record<string, unknown>[] = [];
-  const logger = createLogger({ sink: { write: (chunk: string) => {
+  const logger = createLogger({
+    sink: {
+      write: (chunk: string) => {
         for (const l of chunk.trim().split("\n")) lines.push(JSON.parse(l) as Record<string, unknown>);
-      } } });
+      },
+    },
+  });
   const server = await startGrpcServer({ stub, address: "127.0.0.1:0", logger });
   served = { stub, server, port: openGrpcPort(server.address), control: createControlClient(server.address), lines };
   return served;
@@ -81,7 +85,10 @@ describe("step ids outside the grammar", () => {
     const s = await serve();
     const { frames, error } = await collect(s.port.generateStream(userRequest("x"), { session: "g3", step: "act drop" }));
     expect(frames).toEqual([]);
-    expect(error).toMatchObject({ code: Code.INVALID_ARGUMENT, details: `invalid step id "act drop" in metadata x-modelstub-step: character 4 is " " (U+0020); ${grammar}` });
+    expect(error).toMatchObject({
+      code: Code.INVALID_ARGUMENT,
+      details: `invalid step id "act drop" in metadata x-modelstub-step: character 4 is " " (U+0020); ${grammar}`,
+    });
     // A good call afterwards is the session's first: the refused one took no sequence number.
     expect((await s.port.generate(userRequest("x"), { session: "g3", step: "act" })).id).toBe("gen-g3-1");
     expect(await recordedCalls(s, "g3")).toBe(1);

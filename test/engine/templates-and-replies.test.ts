@@ -18,7 +18,7 @@ entries:
 `);
     const first = await port.generate(userRequest('cat "quoted".txt'));
     expect(first.message?.toolCalls[0]?.arguments).toBe(JSON.stringify({ path: '"quoted".txt', note: 'user said cat "quoted".txt' }));
-    const output = "line 1\n  {{not a template}}\t\"tabs\"\n";
+    const output = 'line 1\n  {{not a template}}\t"tabs"\n';
     const second = await port.generate(toolTurn("x", "read", output));
     expect(second.message?.content).toBe(output);
   });

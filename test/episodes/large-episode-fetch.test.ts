@@ -42,27 +42,37 @@ describe("fetching a 50 MB episode with a client at default limits", () => {
       // The server's own refusal, before it copies anything: not the client's receive limit.
       await expect(getEpisode(client, { session: "big", bytesOnly })).rejects.toMatchObject({
         code: Code.RESOURCE_EXHAUSTED,
-        details: expect.stringMatching(/^the episode of session "big" is \d+ bytes \(\d+\.\d MiB\), and GetEpisode's answer.* over the 32\.0 MiB it answers at most: fetch it with ExportEpisode/),
+        details: expect.stringMatching(
+          /^the episode of session "big" is \d+ bytes \(\d+\.\d MiB\), and GetEpisode's answer.* over the 32\.0 MiB it answers at most: fetch it with ExportEpisode/,
+        ),
       });
     }
   });
 
-  it("ExportEpisode streams the 50 MB episode in chunks of at most 1 MiB, byte-equal to what the server recorded", async () => {
-    expect(big.length).toBeGreaterThan(50_000_000);
-    const messages = await collectMessages(exportEpisode(client, { session: "big" }));
-    expect(messages).toHaveLength(Math.ceil(big.length / exportChunkBytes));
-    expect(messages.every((m) => m.chunk.length > 0 && m.chunk.length <= MiB)).toBe(true);
-    // The first message announces the total and the calls; later ones carry bytes only.
-    expect([messages[0]!.totalBytes, messages[0]!.calls]).toEqual([big.length, 15]);
-    expect(messages.slice(1).every((m) => m.totalBytes === 0 && m.calls === 0)).toBe(true);
-    expect(Buffer.compare(Buffer.concat(messages.map((m) => m.chunk)), big)).toBe(0);
-  }, testTimeoutMs(30_000));
+  it(
+    "ExportEpisode streams the 50 MB episode in chunks of at most 1 MiB, byte-equal to what the server recorded",
+    async () => {
+      expect(big.length).toBeGreaterThan(50_000_000);
+      const messages = await collectMessages(exportEpisode(client, { session: "big" }));
+      expect(messages).toHaveLength(Math.ceil(big.length / exportChunkBytes));
+      expect(messages.every((m) => m.chunk.length > 0 && m.chunk.length <= MiB)).toBe(true);
+      // The first message announces the total and the calls; later ones carry bytes only.
+      expect([messages[0]!.totalBytes, messages[0]!.calls]).toEqual([big.length, 15]);
+      expect(messages.slice(1).every((m) => m.totalBytes === 0 && m.calls === 0)).toBe(true);
+      expect(Buffer.compare(Buffer.concat(messages.map((m) => m.chunk)), big)).toBe(0);
+    },
+    testTimeoutMs(30_000),
+  );
 
-  it("the control client's exportEpisode reassembles the 50 MB episode and counts its calls", async () => {
-    const exported = await s.control.exportEpisode("big");
-    expect(exported.calls).toBe(15);
-    expect(Buffer.compare(Buffer.from(exported.bytes), big)).toBe(0);
-  }, testTimeoutMs(30_000));
+  it(
+    "the control client's exportEpisode reassembles the 50 MB episode and counts its calls",
+    async () => {
+      const exported = await s.control.exportEpisode("big");
+      expect(exported.calls).toBe(15);
+      expect(Buffer.compare(Buffer.from(exported.bytes), big)).toBe(0);
+    },
+    testTimeoutMs(30_000),
+  );
 
   it("ExportEpisode treats sessions as GetEpisode does: an unseen one is NOT_FOUND, or its empty episode with allow_missing; a bad name is INVALID_ARGUMENT", async () => {
     await expect(collectMessages(exportEpisode(client, { session: "nobody" }))).rejects.toMatchObject({ code: Code.NOT_FOUND });
@@ -77,8 +87,14 @@ describe("fetching a 50 MB episode with a client at default limits", () => {
     const guarded = await startGrpcServer({ stub: s.stub, address: "127.0.0.1:0", controlToken: "secret" });
     const c = plainClient(guarded.address);
     try {
-      await expect(collectMessages(exportEpisode(c, { session: "medium" }))).rejects.toMatchObject({ code: Code.UNAUTHENTICATED, details: expect.stringContaining("authorization: Bearer") });
-      await expect(collectMessages(exportEpisode(c, { session: "medium" }, bearer("wrong")))).rejects.toMatchObject({ code: Code.UNAUTHENTICATED, details: "wrong control token" });
+      await expect(collectMessages(exportEpisode(c, { session: "medium" }))).rejects.toMatchObject({
+        code: Code.UNAUTHENTICATED,
+        details: expect.stringContaining("authorization: Bearer"),
+      });
+      await expect(collectMessages(exportEpisode(c, { session: "medium" }, bearer("wrong")))).rejects.toMatchObject({
+        code: Code.UNAUTHENTICATED,
+        details: "wrong control token",
+      });
       const control = createControlClient(guarded.address, { token: "secret" });
       try {
         expect(Buffer.compare(Buffer.from((await control.exportEpisode("medium")).bytes), medium)).toBe(0);

@@ -1,11 +1,27 @@
 import { create } from "@bufbuild/protobuf";
-import { credentials, makeGenericClientConstructor, Metadata, Server, ServerCredentials, type Client, type ClientReadableStream, type ServerWritableStream, type ServiceError } from "@grpc/grpc-js";
+import {
+  credentials,
+  makeGenericClientConstructor,
+  Metadata,
+  Server,
+  ServerCredentials,
+  type Client,
+  type ClientReadableStream,
+  type ServerWritableStream,
+  type ServiceError,
+} from "@grpc/grpc-js";
 import { spawn } from "node:child_process";
 import { mkdtemp, open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
-import { ControlService, ExportEpisodeRequestSchema, GetEpisodeRequestSchema, type ExportEpisodeResponse, type GetEpisodeResponse } from "../../gen/modelstub/v1/control_pb.js";
+import {
+  ControlService,
+  ExportEpisodeRequestSchema,
+  GetEpisodeRequestSchema,
+  type ExportEpisodeResponse,
+  type GetEpisodeResponse,
+} from "../../gen/modelstub/v1/control_pb.js";
 import { controlServiceHandlers } from "../../src/grpc/control-service.js";
 import { serviceDefinition } from "../../src/grpc/service-definition.js";
 import { userRequest } from "../support/requests.js";
@@ -33,14 +49,29 @@ export function bearer(token: string): Metadata {
   return md;
 }
 
-export function getEpisode(client: PlainClient, request: { session: string; bytesOnly?: boolean; allowMissing?: boolean }, md = new Metadata()): Promise<GetEpisodeResponse> {
+export function getEpisode(
+  client: PlainClient,
+  request: { session: string; bytesOnly?: boolean; allowMissing?: boolean },
+  md = new Metadata(),
+): Promise<GetEpisodeResponse> {
   return new Promise((resolve, reject) => {
-    client["GetEpisode"]!(create(GetEpisodeRequestSchema, request), md, { deadline: Date.now() + 20_000 }, (err: ServiceError | null, res: GetEpisodeResponse) => (err ? reject(err) : resolve(res)));
+    client["GetEpisode"]!(
+      create(GetEpisodeRequestSchema, request),
+      md,
+      { deadline: Date.now() + 20_000 },
+      (err: ServiceError | null, res: GetEpisodeResponse) => (err ? reject(err) : resolve(res)),
+    );
   });
 }
 
-export function exportEpisode(client: PlainClient, request: { session: string; allowMissing?: boolean }, md = new Metadata()): ClientReadableStream<ExportEpisodeResponse> {
-  return client["ExportEpisode"]!(create(ExportEpisodeRequestSchema, request), md, { deadline: Date.now() + 20_000 }) as ClientReadableStream<ExportEpisodeResponse>;
+export function exportEpisode(
+  client: PlainClient,
+  request: { session: string; allowMissing?: boolean },
+  md = new Metadata(),
+): ClientReadableStream<ExportEpisodeResponse> {
+  return client["ExportEpisode"]!(create(ExportEpisodeRequestSchema, request), md, {
+    deadline: Date.now() + 20_000,
+  }) as ClientReadableStream<ExportEpisodeResponse>;
 }
 
 export async function collectMessages(stream: ClientReadableStream<ExportEpisodeResponse>): Promise<ExportEpisodeResponse[]> {
@@ -110,6 +141,8 @@ export async function watchedServer() {
   };
   const server = new Server();
   server.addService(serviceDefinition(ControlService), handlers);
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
+  );
   return { watched, address: `127.0.0.1:${port}`, close: () => server.forceShutdown() };
 }

@@ -52,7 +52,10 @@ describe("ControlService", () => {
       await s.port.generate(userRequest("x"), { session: "a" });
       await s.port.generate(userRequest("x"), { session: "b" });
       const list = await s.control.call("ListSessions", {});
-      expect(list.sessions.map((x) => [x.name, x.calls])).toEqual([["a", 1], ["b", 1]]);
+      expect(list.sessions.map((x) => [x.name, x.calls])).toEqual([
+        ["a", 1],
+        ["b", 1],
+      ]);
       await s.control.call("ResetSession", { session: "a" });
       expect((await s.port.generate(userRequest("x"), { session: "a" })).message?.content).toBe("one");
       const ep = await s.control.call("GetEpisode", { session: "a" });

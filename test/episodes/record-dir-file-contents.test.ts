@@ -20,14 +20,22 @@ const cases: [string, Episode][] = [
     create(EpisodeSchema, {
       session: "s-1",
       calls: [
-        create(EpisodeCallSchema, { sequence: 1n, session: "s-1", outcome: Outcome.OK, request: { messages: [{ content: "héllo \n \"quoted\" \u0001" }] } }),
+        create(EpisodeCallSchema, { sequence: 1n, session: "s-1", outcome: Outcome.OK, request: { messages: [{ content: 'héllo \n "quoted" \u0001' }] } }),
         create(EpisodeCallSchema, { sequence: 2n, session: "s-1", outcome: Outcome.ERROR, fault: { rule: "chaos", kind: FaultKind.ERROR, roll: 12 } }),
       ],
       faultPlan: { name: "chaos-ü", digest: "0f".repeat(32), chaosSeed: 2n ** 64n - 1n },
     }),
   ],
   ["an episode of one empty call", create(EpisodeSchema, { session: "e", calls: [create(EpisodeCallSchema, {})] })],
-  ["an episode of many calls, past a written piece", create(EpisodeSchema, { session: "many", calls: Array.from({ length: 3000 }, (_, i) => create(EpisodeCallSchema, { sequence: BigInt(i + 1), session: "many", request: { messages: [{ content: "y".repeat(1500) }] } })) })],
+  [
+    "an episode of many calls, past a written piece",
+    create(EpisodeSchema, {
+      session: "many",
+      calls: Array.from({ length: 3000 }, (_, i) =>
+        create(EpisodeCallSchema, { sequence: BigInt(i + 1), session: "many", request: { messages: [{ content: "y".repeat(1500) }] } }),
+      ),
+    }),
+  ],
 ];
 
 describe("an episode written to --record-dir", () => {
@@ -35,12 +43,16 @@ describe("an episode written to --record-dir", () => {
     const dir = await mkdtemp(join(tmpdir(), "modelstub-record-"));
     const path = await writeEpisodeFile(dir, episode);
     expect(Buffer.from(await readFile(path)).equals(Buffer.from(toBinary(EpisodeSchema, episode)))).toBe(true);
-    expect(await readFile(join(dir, `${episode.session}.episode.json`), "utf8")).toBe(`${toJsonString(EpisodeSchema, episode, { prettySpaces: 2, useProtoFieldName: true })}\n`);
+    expect(await readFile(join(dir, `${episode.session}.episode.json`), "utf8")).toBe(
+      `${toJsonString(EpisodeSchema, episode, { prettySpaces: 2, useProtoFieldName: true })}\n`,
+    );
   });
 
   it("is the golden files themselves for the golden scenario", async () => {
     const dir = await mkdtemp(join(tmpdir(), "modelstub-record-"));
     await writeEpisodeFile(dir, golden);
-    expect(await readFile(join(dir, `${golden.session}.episode.json`), "utf8")).toBe(await readFile(new URL("../golden/scenario.episode.json", import.meta.url), "utf8"));
+    expect(await readFile(join(dir, `${golden.session}.episode.json`), "utf8")).toBe(
+      await readFile(new URL("../golden/scenario.episode.json", import.meta.url), "utf8"),
+    );
   });
 });

@@ -49,12 +49,17 @@ describe("a scripted -bin trailer", () => {
       trailers: expect.arrayContaining([["x-detail-bin", "AAEC/w=="]]),
     });
     const recorded = server.stub.episode("bin").calls[0]!.status!.trailers.map((t) => [t.key, t.value]);
-    expect(recorded).toEqual([["retry-after-ms", "250"], ["x-detail-bin", "AAEC/w=="]]);
+    expect(recorded).toEqual([
+      ["retry-after-ms", "250"],
+      ["x-detail-bin", "AAEC/w=="],
+    ]);
   });
 
   it("given without padding, is recorded and returned padded, the same through every port", async () => {
     await server.port.generate(userRequest("x"), { session: "pad" }).catch(() => undefined);
-    await expect(server.port.generate(userRequest("x"), { session: "pad" })).rejects.toMatchObject({ trailers: expect.arrayContaining([["x-short-bin", "AAE="]]) });
+    await expect(server.port.generate(userRequest("x"), { session: "pad" })).rejects.toMatchObject({
+      trailers: expect.arrayContaining([["x-short-bin", "AAE="]]),
+    });
     expect(server.stub.episode("pad").calls[1]!.status!.trailers.map((t) => [t.key, t.value])).toEqual([["x-short-bin", "AAE="]]);
   });
 });

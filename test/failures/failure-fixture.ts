@@ -1,4 +1,3 @@
-
 /** One script with a step for each kind of scripted failure, and the waits around them. */
 export const script = `
 steps:
@@ -48,5 +47,9 @@ steps:
 `;
 
 export const ms = (since: number) => performance.now() - since;
-export const code = (p: Promise<unknown>) => p.then(() => Code.OK, (e: ModelCallError) => e.code);import { Code, type ModelCallError } from "../../src/index.js";
-
+export const code = (p: Promise<unknown>) =>
+  p.then(
+    () => Code.OK,
+    (e: ModelCallError) => e.code,
+  );
+import { Code, type ModelCallError } from "../../src/index.js";

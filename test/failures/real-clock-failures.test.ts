@@ -101,7 +101,12 @@ describe("failures on the real clock", () => {
       }));
       expect(calls).toEqual([
         { outcome: Outcome.STREAM_BROKEN, chunksSent: 2, streamBreak: StreamBreak.ERROR, status: [Code.UNAVAILABLE, "link lost", [["retry-after-ms", "30"]]] },
-        { outcome: Outcome.STREAM_BROKEN, chunksSent: 2, streamBreak: StreamBreak.HANG, status: [Code.DEADLINE_EXCEEDED, "cut off by the caller's deadline", []] },
+        {
+          outcome: Outcome.STREAM_BROKEN,
+          chunksSent: 2,
+          streamBreak: StreamBreak.HANG,
+          status: [Code.DEADLINE_EXCEEDED, "cut off by the caller's deadline", []],
+        },
         { outcome: Outcome.STREAM_BROKEN, chunksSent: 2, streamBreak: StreamBreak.DROP, status: undefined },
       ]);
     });

@@ -72,7 +72,8 @@ describe("the virtual clock", () => {
   });
 
   it("inherits defaults.latency: an entry's own keys win, the keys it leaves out come from the defaults", async () => {
-    server = await startStubServer(`
+    server = await startStubServer(
+      `
 defaults:
   latency: { first_byte: 1s, per_chunk: 200ms }
 entries:
@@ -81,7 +82,9 @@ entries:
     reply: "a b c"
   - latency: { per_chunk: 10ms }
     reply: "a b c"
-`, { clock: "virtual" });
+`,
+      { clock: "virtual" },
+    );
     for (let i = 0; i < 3; i++) await collect(server.port.generateStream(userRequest("x"), { session: "d" }));
     // Three chunks: the first-byte wait, then a per-chunk wait before each of the other two.
     expect(server.stub.episode("d").calls.map((c) => Number(c.endMs - c.startMs))).toEqual([1000 + 2 * 200, 50 + 2 * 200, 1000 + 2 * 10]);

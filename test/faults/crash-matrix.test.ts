@@ -91,45 +91,53 @@ describe("the single-fault crash matrix against a retrying executor", () => {
     expect(clean.episode.faultPlan).toBeUndefined();
   });
 
-  it("gives each plan the outcome its kind calls for, and an episode that says why", async () => {
-    // 6 streamed calls x 7 kinds + 5 unary calls x 5 kinds (break and drop need a stream).
-    expect(plans.length).toBe(67);
-    // grpc-js takes each call's caller stack (new Error().stack) for its error messages, and under
-    // vitest every stack is source-mapped: a third of the matrix's time. The executor reports
-    // statuses as data, so the matrix runs without stacks; they come back for the checks below.
-    const stackTraceLimit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
-    const started = performance.now();
-    try {
-      await eachPlan(async (plan) => void firstRuns.set(plan.id, await runPlan(plan, plan.id)));
-    } finally {
-      Error.stackTraceLimit = stackTraceLimit;
-    }
-    const wallMs = performance.now() - started;
-    // Reported, not bounded: the matrix's wall time is a figure of the machine's load.
-    console.log(`crash matrix: ${plans.length} plans run in ${Math.round(wallMs)} ms of wall time`);
-    const failures: string[] = [];
-    for (const plan of plans) {
+  it(
+    "gives each plan the outcome its kind calls for, and an episode that says why",
+    async () => {
+      // 6 streamed calls x 7 kinds + 5 unary calls x 5 kinds (break and drop need a stream).
+      expect(plans.length).toBe(67);
+      // grpc-js takes each call's caller stack (new Error().stack) for its error messages, and under
+      // vitest every stack is source-mapped: a third of the matrix's time. The executor reports
+      // statuses as data, so the matrix runs without stacks; they come back for the checks below.
+      const stackTraceLimit = Error.stackTraceLimit;
+      Error.stackTraceLimit = 0;
+      const started = performance.now();
       try {
-        checkPlan(plan, firstRuns.get(plan.id)!);
-      } catch (err) {
-        failures.push(`${plan.id}: ${(err as Error).message}`);
+        await eachPlan(async (plan) => void firstRuns.set(plan.id, await runPlan(plan, plan.id)));
+      } finally {
+        Error.stackTraceLimit = stackTraceLimit;
       }
-    }
-    expect(failures).toEqual([]);
-  }, testTimeoutMs(60_000));
+      const wallMs = performance.now() - started;
+      // Reported, not bounded: the matrix's wall time is a figure of the machine's load.
+      console.log(`crash matrix: ${plans.length} plans run in ${Math.round(wallMs)} ms of wall time`);
+      const failures: string[] = [];
+      for (const plan of plans) {
+        try {
+          checkPlan(plan, firstRuns.get(plan.id)!);
+        } catch (err) {
+          failures.push(`${plan.id}: ${(err as Error).message}`);
+        }
+      }
+      expect(failures).toEqual([]);
+    },
+    testTimeoutMs(60_000),
+  );
 
-  it("records the same episode bytes when a plan runs again in its session", async () => {
-    expect(firstRuns.size).toBe(plans.length);
-    const differ: string[] = [];
-    await eachPlan(async (plan) => {
-      // SetFaultPlan starts the session afresh: the same plan, the same calls, the same bytes.
-      const again = await runPlan(plan, plan.id);
-      const first = firstRuns.get(plan.id)!;
-      if (!Buffer.from(again.bytes).equals(Buffer.from(first.bytes)) || JSON.stringify(again.run) !== JSON.stringify(first.run)) differ.push(plan.id);
-    });
-    expect(differ).toEqual([]);
-  }, testTimeoutMs(60_000));
+  it(
+    "records the same episode bytes when a plan runs again in its session",
+    async () => {
+      expect(firstRuns.size).toBe(plans.length);
+      const differ: string[] = [];
+      await eachPlan(async (plan) => {
+        // SetFaultPlan starts the session afresh: the same plan, the same calls, the same bytes.
+        const again = await runPlan(plan, plan.id);
+        const first = firstRuns.get(plan.id)!;
+        if (!Buffer.from(again.bytes).equals(Buffer.from(first.bytes)) || JSON.stringify(again.run) !== JSON.stringify(first.run)) differ.push(plan.id);
+      });
+      expect(differ).toEqual([]);
+    },
+    testTimeoutMs(60_000),
+  );
 });
 
 const firstRuns = new Map<string, Awaited<ReturnType<typeof runPlan>>>();
@@ -154,7 +162,9 @@ function checkPlan(plan: MatrixPlan, got: { digest: string | undefined; run: Exe
 
   // The executor: retried once and ended as the clean run did, or gave up at the faulted call.
   const failed = attempts.filter((a) => a.code !== 0);
-  expect(failed).toEqual([{ step: position.step, occurrence: position.occurrence, attempt: 1, method: position.method, code: want.code, ...(want.retried ? { backoffMs: 100 } : {}) }]);
+  expect(failed).toEqual([
+    { step: position.step, occurrence: position.occurrence, attempt: 1, method: position.method, code: want.code, ...(want.retried ? { backoffMs: 100 } : {}) },
+  ]);
   if (want.retried) {
     expect(outcome).toEqual(clean.run.outcome);
     expect(toolRuns).toEqual(clean.run.toolRuns);

@@ -38,14 +38,26 @@ it("retries the model call after the tool ran, without running the tool again", 
     { step: "act", occurrence: 1, attempt: 2, method: "stream", code: 0 },
   ]);
   // Each tool ran once: the search before the failure was not repeated.
-  expect(run.toolRuns).toEqual(['search {"query":"modelstub fault plans"}', 'fetch {"url":"https://docs.example/faults"}', 'grep {"pattern":"Retry"}', 'count {"of":"grep"}']);
+  expect(run.toolRuns).toEqual([
+    'search {"query":"modelstub fault plans"}',
+    'fetch {"url":"https://docs.example/faults"}',
+    'grep {"pattern":"Retry"}',
+    'count {"of":"grep"}',
+  ]);
 
   // The episode: call 3 is the fault (rule 0, no entry used), call 4 the retry with the same
   // request, answered by the entry call 3 would have had.
   const episode = server.control.episode("crash-window");
   expect(episode.faultPlan?.name).toBe("act-fails-once");
   const [failed, retried] = [episode.calls[2]!, episode.calls[3]!];
-  expect([failed.stepId, failed.outcome, failed.status?.code, failed.entry, failed.fault?.rule, failed.fault?.kind]).toEqual(["act", Outcome.ERROR, 14, "", "rules[0]", FaultKind.ERROR]);
+  expect([failed.stepId, failed.outcome, failed.status?.code, failed.entry, failed.fault?.rule, failed.fault?.kind]).toEqual([
+    "act",
+    Outcome.ERROR,
+    14,
+    "",
+    "rules[0]",
+    FaultKind.ERROR,
+  ]);
   expect([retried.stepId, retried.outcome, retried.entry, retried.fault]).toEqual(["act", Outcome.OK, "steps.act[0]", undefined]);
   expect(retried.request).toEqual(failed.request);
   expect(retried.response?.message?.content).toBe("Found the page: https://docs.example/faults");

@@ -30,11 +30,15 @@ export const EPISODE_HEADER = "x-modelstub-episode";
 /** Ports nobody listens on right now (bound on 127.0.0.1:0, then released). */
 export async function freePorts(n) {
   const servers = await Promise.all(
-    Array.from({ length: n }, () => new Promise((resolve, reject) => {
-      const s = net.createServer();
-      s.once("error", reject);
-      s.listen(0, "127.0.0.1", () => resolve(s));
-    })),
+    Array.from(
+      { length: n },
+      () =>
+        new Promise((resolve, reject) => {
+          const s = net.createServer();
+          s.once("error", reject);
+          s.listen(0, "127.0.0.1", () => resolve(s));
+        }),
+    ),
   );
   const ports = servers.map((s) => s.address().port);
   await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
@@ -132,7 +136,10 @@ export async function startHaproxy({ bind, adminSocket, instances, cfg = HAPROXY
   exited.then((code) => (died = code));
   await waitFor("HAProxy's runtime API", async () => {
     if (died !== undefined) throw new Error(`haproxy exited (${died}):\n${log}`);
-    return admin(adminSocket, "show info").then((s) => s.includes("Name: HAProxy"), () => false);
+    return admin(adminSocket, "show info").then(
+      (s) => s.includes("Name: HAProxy"),
+      () => false,
+    );
   });
   return {
     pid: child.pid,
@@ -161,7 +168,8 @@ export function admin(socketPath, command) {
 export async function serverStats(socketPath) {
   const lines = (await admin(socketPath, "show stat")).split("\n").filter(Boolean);
   const head = lines[0].replace(/^# /, "").split(",");
-  return lines.slice(1)
+  return lines
+    .slice(1)
     .map((l) => Object.fromEntries(l.split(",").map((v, i) => [head[i], v])))
     .filter((r) => r.svname !== "FRONTEND" && r.svname !== "BACKEND");
 }
@@ -230,12 +238,27 @@ export function connect(address) {
         const call = model.GenerateStream(create(modelPb.GenerateStreamRequestSchema, request), metadataFor(session), { deadline: Date.now() + timeoutMs });
         call.on("metadata", (md) => (head = md));
         call.on("data", (f) => frames.push(f));
-        call.on("error", (err) => reject(Object.assign(new Error(`GenerateStream: ${err.code} ${err.details}`), { code: err.code, details: err.details, frames: frames.length, ...answerOf(head, err.metadata) })));
+        call.on("error", (err) =>
+          reject(
+            Object.assign(new Error(`GenerateStream: ${err.code} ${err.details}`), {
+              code: err.code,
+              details: err.details,
+              frames: frames.length,
+              ...answerOf(head, err.metadata),
+            }),
+          ),
+        );
         call.on("end", () => resolve({ frames, ...answerOf(head) }));
       }),
     /** A ControlService call: `session` goes in the metadata (routing) and in the body. */
     control: (method, session, request = {}) =>
-      unary(control, method, controlPb.ControlService.methods.find((m) => m.name === method).input, { ...request, ...(session !== undefined && method !== "ListSessions" ? { session } : {}) }, session),
+      unary(
+        control,
+        method,
+        controlPb.ControlService.methods.find((m) => m.name === method).input,
+        { ...request, ...(session !== undefined && method !== "ListSessions" ? { session } : {}) },
+        session,
+      ),
     /** ListSessions, with no session header: whichever instance the balancer picks, or this one. */
     listSessions: () => unary(control, "ListSessions", controlPb.ListSessionsRequestSchema, {}, undefined).then((r) => r.response.sessions),
     healthCheck: (service = "", session) => unary(health, "Check", healthPb.HealthCheckRequestSchema, { service }, session, 5_000),
@@ -252,5 +275,10 @@ export async function chatCompletion(baseUrl, session, content) {
     headers: { "content-type": "application/json", [SESSION_HEADER]: session },
     body: JSON.stringify({ model: "modelstub", messages: [{ role: "user", content }] }),
   });
-  return { status: res.status, body: await res.json(), instance: res.headers.get(INSTANCE_HEADER) ?? undefined, episode: res.headers.get(EPISODE_HEADER) ?? undefined };
+  return {
+    status: res.status,
+    body: await res.json(),
+    instance: res.headers.get(INSTANCE_HEADER) ?? undefined,
+    episode: res.headers.get(EPISODE_HEADER) ?? undefined,
+  };
 }

@@ -20,7 +20,9 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { chatCompletion, connect, modelPb, REPO } from "./fleet-lib.mjs";
 
-const { values: o } = parseArgs({ options: { grpc: { type: "string" }, http: { type: "string" }, sessions: { type: "string" }, phase: { type: "string", default: "load" } } });
+const { values: o } = parseArgs({
+  options: { grpc: { type: "string" }, http: { type: "string" }, sessions: { type: "string" }, phase: { type: "string", default: "load" } },
+});
 const sessions = o.sessions.split(",").filter(Boolean);
 const client = connect(o.grpc);
 const script = fs.readFileSync(path.join(REPO, "test/fleet/session-script.yaml"), "utf8");
@@ -46,7 +48,12 @@ async function load(session, index) {
   texts.push(seen(await client.generate(session, { ...user(`four, from ${session}`), stepId: "final" })).response.message.content);
   texts.push(streamText(seen(await client.generateStream(session, user(`five, streamed, from ${session}`))).frames));
   const verify = seen(await client.control("VerifySession", session)).response;
-  return { instances, episodes, texts, verify: { satisfied: verify.satisfied, unused: verify.unused.map((u) => `${u.entry}:${u.remaining}`), message: verify.message } };
+  return {
+    instances,
+    episodes,
+    texts,
+    verify: { satisfied: verify.satisfied, unused: verify.unused.map((u) => `${u.entry}:${u.remaining}`), message: verify.message },
+  };
 }
 
 async function more(session) {
@@ -57,7 +64,14 @@ async function more(session) {
 async function inflight(session, index) {
   const streamed = index % 2 === 1;
   const request = { ...user(`held, from ${session}`), stepId: "inflight" };
-  const ended = (r) => ({ streamed, code: r.code ?? 0, details: r.details ?? "", frames: r.frames?.length ?? r.frames ?? 0, instance: r.instance ?? null, episode: r.episode ?? null });
+  const ended = (r) => ({
+    streamed,
+    code: r.code ?? 0,
+    details: r.details ?? "",
+    frames: r.frames?.length ?? r.frames ?? 0,
+    instance: r.instance ?? null,
+    episode: r.episode ?? null,
+  });
   // No deadline: on the fleet's virtual clock a hang would end at the deadline at once.
   return (streamed ? client.generateStream(session, request, Infinity) : client.generate(session, request, Infinity)).then(ended, ended);
 }

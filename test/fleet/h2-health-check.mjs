@@ -24,8 +24,11 @@ function literalNewName(name, value) {
   return Buffer.from([0, name.length, ...Buffer.from(name), value.length, ...Buffer.from(value)]);
 }
 
-const HEADERS = 1, DATA = 0, SETTINGS = 4;
-const END_STREAM = 1, END_HEADERS = 4;
+const HEADERS = 1,
+  DATA = 0,
+  SETTINGS = 4;
+const END_STREAM = 1,
+  END_HEADERS = 4;
 
 const headerBlock = Buffer.concat([
   Buffer.from([0x83, 0x86]), // :method POST, :scheme http (static table 3 and 6)

@@ -42,12 +42,13 @@ export async function startNginx({ grpcBind, httpBind, prefix, instances, conf =
   const exited = exitOf(child);
   let died;
   exited.then((code) => (died = code));
-  const accepts = (address) => new Promise((resolve) => {
-    const [host, port] = address.split(":");
-    const socket = net.createConnection(Number(port), host);
-    socket.once("connect", () => (socket.destroy(), resolve(true)));
-    socket.once("error", () => resolve(false));
-  });
+  const accepts = (address) =>
+    new Promise((resolve) => {
+      const [host, port] = address.split(":");
+      const socket = net.createConnection(Number(port), host);
+      socket.once("connect", () => (socket.destroy(), resolve(true)));
+      socket.once("error", () => resolve(false));
+    });
   await waitFor("nginx's ports", async () => {
     if (died !== undefined) throw new Error(`nginx exited (${died}):\n${log}`);
     return (await accepts(grpcBind)) && (await accepts(httpBind));
@@ -63,4 +64,3 @@ export async function startNginx({ grpcBind, httpBind, prefix, instances, conf =
     },
   };
 }
-

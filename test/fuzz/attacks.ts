@@ -39,7 +39,8 @@ export function repeatedControl(method: "LoadScript" | "SetFaultPlan", text: str
     const failures: string[] = [];
     for (let i = 0; i < times && server.exited() === undefined; i++) {
       const started = performance.now();
-      const request = method === "LoadScript" ? { session: "attacker", script: text, sourceName: "deep.yaml" } : { session: "attacker", plan: text, sourceName: "deep.yaml" };
+      const request =
+        method === "LoadScript" ? { session: "attacker", script: text, sourceName: "deep.yaml" } : { session: "attacker", plan: text, sourceName: "deep.yaml" };
       let code = 0;
       let details = "";
       try {
@@ -50,7 +51,8 @@ export function repeatedControl(method: "LoadScript" | "SetFaultPlan", text: str
       }
       const ms = performance.now() - started;
       notes.push(`${method} #${i + 1}: ${codeName(code)} in ${ms.toFixed(0)} ms`);
-      if (codeName(code) !== "INVALID_ARGUMENT" && codeName(code) !== "RESOURCE_EXHAUSTED") failures.push(`${method} #${i + 1} answered ${codeName(code)} ${details.slice(0, 200)}`);
+      if (codeName(code) !== "INVALID_ARGUMENT" && codeName(code) !== "RESOURCE_EXHAUSTED")
+        failures.push(`${method} #${i + 1} answered ${codeName(code)} ${details.slice(0, 200)}`);
     }
     return { notes, failures };
   };
@@ -60,7 +62,10 @@ export function repeatedControl(method: "LoadScript" | "SetFaultPlan", text: str
 export const dialects = {
   chat: { path: "/v1/chat/completions", body: (content: unknown, extra: object = {}) => ({ model: "m", messages: [{ role: "user", content }], ...extra }) },
   responses: { path: "/v1/responses", body: (content: unknown, extra: object = {}) => ({ model: "m", input: [{ role: "user", content }], ...extra }) },
-  messages: { path: "/v1/messages", body: (content: unknown, extra: object = {}) => ({ model: "m", max_tokens: 1024, messages: [{ role: "user", content }], ...extra }) },
+  messages: {
+    path: "/v1/messages",
+    body: (content: unknown, extra: object = {}) => ({ model: "m", max_tokens: 1024, messages: [{ role: "user", content }], ...extra }),
+  },
 } as const;
 export type Dialect = keyof typeof dialects;
 
@@ -107,7 +112,8 @@ export function repeatedPost(dialect: Dialect, body: string, times: number, maxB
       const bytes = Buffer.byteLength(answer);
       notes.push(`POST ${dialects[dialect].path} #${i + 1}: ${status} in ${ms.toFixed(0)} ms, ${bytes} bytes`);
       if (status !== 400) failures.push(`POST ${dialects[dialect].path} #${i + 1} answered ${status} ${answer.slice(0, 200)}`);
-      if (maxBodyBytes !== undefined && bytes > maxBodyBytes) failures.push(`POST ${dialects[dialect].path} #${i + 1}: a ${bytes}-byte 400 body, over ${maxBodyBytes} bytes (the echoed value is not clipped)`);
+      if (maxBodyBytes !== undefined && bytes > maxBodyBytes)
+        failures.push(`POST ${dialects[dialect].path} #${i + 1}: a ${bytes}-byte 400 body, over ${maxBodyBytes} bytes (the echoed value is not clipped)`);
     }
     return { notes, failures };
   };
@@ -146,10 +152,18 @@ export function stalledReaders(front: "grpc" | Dialect, count: number): Attack {
     let cancel: () => void;
     if (front === "grpc") {
       const session = rawSession(server.address);
-      const message = grpcFrame(toBinary(GenerateStreamRequestSchema, create(GenerateStreamRequestSchema, { messages: [{ role: Role.USER, content: wordEcho }] })));
+      const message = grpcFrame(
+        toBinary(GenerateStreamRequestSchema, create(GenerateStreamRequestSchema, { messages: [{ role: Role.USER, content: wordEcho }] })),
+      );
       const streams: ClientHttp2Stream[] = [];
       for (let i = 0; i < count; i++) {
-        const s = session.request({ ":method": "POST", ":path": "/modelstub.v1.ModelService/GenerateStream", "content-type": "application/grpc", te: "trailers", "x-modelstub-session": "stalled" });
+        const s = session.request({
+          ":method": "POST",
+          ":path": "/modelstub.v1.ModelService/GenerateStream",
+          "content-type": "application/grpc",
+          te: "trailers",
+          "x-modelstub-session": "stalled",
+        });
         s.on("error", () => {});
         s.end(message);
         s.pause();
@@ -168,7 +182,11 @@ export function stalledReaders(front: "grpc" | Dialect, count: number): Attack {
       const bodyFile = join(dir, "body.json");
       writeFileSync(bodyFile, JSON.stringify(dialects[front].body(controlEcho, { stream: true })));
       const { hostname, port } = new URL(server.http);
-      const child = spawn(process.execPath, [fileURLToPath(new URL("./stalled-http-readers.mjs", import.meta.url)), hostname, port, dialects[front].path, bodyFile, String(count)], { stdio: ["pipe", "ignore", "inherit"] });
+      const child = spawn(
+        process.execPath,
+        [fileURLToPath(new URL("./stalled-http-readers.mjs", import.meta.url)), hostname, port, dialects[front].path, bodyFile, String(count)],
+        { stdio: ["pipe", "ignore", "inherit"] },
+      );
       const exited = new Promise((resolve) => child.once("exit", resolve));
       cancel = () => {
         child.kill("SIGTERM");
@@ -176,7 +194,9 @@ export function stalledReaders(front: "grpc" | Dialect, count: number): Attack {
       };
     }
     const held = await until(async () => (await running(server.control, "stalled")) === count, 60_000);
-    notes.push(`${count} streams ${held ? "all running" : `not all running (${await running(server.control, "stalled").catch(() => "?")})`} after ${(performance.now() - started).toFixed(0)} ms`);
+    notes.push(
+      `${count} streams ${held ? "all running" : `not all running (${await running(server.control, "stalled").catch(() => "?")})`} after ${(performance.now() - started).toFixed(0)} ms`,
+    );
     if (!held) failures.push(`${count} stalled ${front} streams: not all running after 60 s`);
     await bystanderDone;
     cancel();

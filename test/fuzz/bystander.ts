@@ -1,3 +1,5 @@
+// Longer than 250 lines because it is the bystander of every attack: its calls, its quiet run,
+// its run beside an attack, and what must hold (timing, episode bytes, the server's RSS).
 import { userRequest } from "../support/requests.js";
 import { rssMb, startFuzzServer, type FuzzServer } from "./harness.js";
 
@@ -56,7 +58,18 @@ export interface IsolationServer extends FuzzServer {
  * up to 8 MiB: a 960 KB echo of control characters is 5.8 MB of JSON.
  */
 export async function startIsolationServer(): Promise<IsolationServer> {
-  const server = await startFuzzServer(["--http", "127.0.0.1:0", "--log-level", "warn", "--log-format", "json", "--loop-warn", "1ms", "--max-message-bytes", "8388608"]);
+  const server = await startFuzzServer([
+    "--http",
+    "127.0.0.1:0",
+    "--log-level",
+    "warn",
+    "--log-format",
+    "json",
+    "--loop-warn",
+    "1ms",
+    "--max-message-bytes",
+    "8388608",
+  ]);
   let http: string | undefined;
   // The HTTP line follows the gRPC one, which startFuzzServer waited for.
   for (let i = 0; i < 200 && !http; i++) {
@@ -116,14 +129,21 @@ export async function runBystander(server: IsolationServer): Promise<BystanderRu
   const session = bystanderSession;
   const answer = (text: string) => `bystander answer to ${text}: one two three four five`;
   for (let r = 0; r < rounds; r++) {
-    await timed(`unary ${r}`, latenciesMs, failures, async () => (await server.good.generate(userRequest(`unary ${r}`), { session, timeoutMs: callTimeoutMs })).message?.content ?? "", answer(`unary ${r}`));
+    await timed(
+      `unary ${r}`,
+      latenciesMs,
+      failures,
+      async () => (await server.good.generate(userRequest(`unary ${r}`), { session, timeoutMs: callTimeoutMs })).message?.content ?? "",
+      answer(`unary ${r}`),
+    );
     await timed(
       `stream ${r}`,
       latenciesMs,
       failures,
       async () => {
         let text = "";
-        for await (const f of server.good.generateStream(userRequest(`stream ${r}`), { session, timeoutMs: callTimeoutMs })) if (f.frame.case === "textDelta") text += f.frame.value;
+        for await (const f of server.good.generateStream(userRequest(`stream ${r}`), { session, timeoutMs: callTimeoutMs }))
+          if (f.frame.case === "textDelta") text += f.frame.value;
         return text;
       },
       answer(`stream ${r}`),
@@ -202,7 +222,10 @@ export async function loopStallsSince(server: IsolationServer): Promise<() => Pr
   const from = server.output().stderr.length;
   const longest = (): LoopStalls => {
     const stalls = { wallMs: 0, cpuMs: 0, noCoreMs: 0, gcMs: 0 };
-    for (const m of server.output().stderr.slice(from).matchAll(/"msg":"event loop held","longest_ms":(\d+),"longest_cpu_ms":(\d+)(?:,"no_core_ms":(\d+))?,"longest_gc_ms":(\d+)/g)) {
+    for (const m of server
+      .output()
+      .stderr.slice(from)
+      .matchAll(/"msg":"event loop held","longest_ms":(\d+),"longest_cpu_ms":(\d+)(?:,"no_core_ms":(\d+))?,"longest_gc_ms":(\d+)/g)) {
       stalls.wallMs = Math.max(stalls.wallMs, Number(m[1]));
       stalls.cpuMs = Math.max(stalls.cpuMs, Number(m[2]));
       stalls.noCoreMs += Number(m[3] ?? 0);
@@ -225,7 +248,8 @@ export function describeStalls(s: LoopStalls | undefined): string {
 /** Waits for an `event loop held` line after offset `from` of the log (a period and a half at most: a second with no stall has none). */
 async function nextLoopLine(server: IsolationServer, from: number): Promise<void> {
   const end = performance.now() + 1500;
-  while (!server.output().stderr.slice(from).includes('"msg":"event loop held"') && performance.now() < end && server.exited() === undefined) await new Promise((r) => setTimeout(r, 50));
+  while (!server.output().stderr.slice(from).includes('"msg":"event loop held"') && performance.now() < end && server.exited() === undefined)
+    await new Promise((r) => setTimeout(r, 50));
 }
 
 /** Samples the server's RSS every 100 ms; the function returned stops and gives the largest growth over its baseline, in MB. */

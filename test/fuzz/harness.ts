@@ -68,7 +68,9 @@ export async function startFuzzServer(args: string[] = []): Promise<FuzzServer> 
   // to the server; the snapshot itself is written to a scratch folder and thrown away.
   const snapshots = mkdtempSync(join(tmpdir(), "modelstub-fuzz-gc-"));
   const gcOptions = `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${snapshots}`;
-  const s = await startServeProcess(["--grpc", "127.0.0.1:0", "--log-level", "error", ...args], { env: { NODE_OPTIONS: nodeOptions ? `${gcOptions} ${nodeOptions}` : gcOptions } });
+  const s = await startServeProcess(["--grpc", "127.0.0.1:0", "--log-level", "error", ...args], {
+    env: { NODE_OPTIONS: nodeOptions ? `${gcOptions} ${nodeOptions}` : gcOptions },
+  });
   let code: number | undefined;
   void s.exit.then((c) => (code = c));
   const control = createControlClient(s.address);
@@ -147,7 +149,9 @@ export async function checkAfterBatch(server: FuzzServer, batch: string, boundMb
     rss = rssMb(server.pid);
     fds = fdCount(server.pid);
   }
-  expect(rss, `${where}: RSS ${rss.toFixed(0)} MB, warm baseline ${server.baseRssMb.toFixed(0)} MB, bound +${boundMb} MB`).toBeLessThanOrEqual(server.baseRssMb + boundMb);
+  expect(rss, `${where}: RSS ${rss.toFixed(0)} MB, warm baseline ${server.baseRssMb.toFixed(0)} MB, bound +${boundMb} MB`).toBeLessThanOrEqual(
+    server.baseRssMb + boundMb,
+  );
   expect(fds, `${where}: ${fds} open fds, warm baseline ${server.baseFds}, bound +${fdBound}`).toBeLessThanOrEqual(server.baseFds + fdBound);
   expect(server.exited(), `${where}: the server exited\n${stderrTail(server)}`).toBeUndefined();
   return { rssMb: rss, fds };

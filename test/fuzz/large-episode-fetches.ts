@@ -10,7 +10,11 @@ async function fetchEpisode(server: IsolationServer, bytesOnly: boolean): Promis
   const started = performance.now();
   return server.control.call("GetEpisode", { session: "attacker", bytesOnly }, { timeoutMs: 60_000 }).then(
     () => ({ code: 0, details: "", ms: performance.now() - started }),
-    (err: { code?: number; details?: string; message?: string }) => ({ code: err.code ?? -1, details: err.details ?? err.message ?? "", ms: performance.now() - started }),
+    (err: { code?: number; details?: string; message?: string }) => ({
+      code: err.code ?? -1,
+      details: err.details ?? err.message ?? "",
+      ms: performance.now() - started,
+    }),
   );
 }
 
@@ -32,11 +36,16 @@ export function largeEpisodeFetches(times: number): Attack {
       const what = `GetEpisode${bytesOnly ? " bytes_only" : ""} at ${at}`;
       const byServer = /ExportEpisode/.test(details);
       notes.push(`${what}: ${codeName(code)} ${code === 0 ? "" : byServer ? "(by the server) " : "(by the client) "}in ${ms.toFixed(0)} ms`);
-      if (codeName(code) !== "RESOURCE_EXHAUSTED" || byServer === served) failures.push(`${what}: expected ${served ? "an answer the client refuses" : "the server's refusal naming ExportEpisode"}, got ${codeName(code)} ${details.slice(0, 200)}`);
+      if (codeName(code) !== "RESOURCE_EXHAUSTED" || byServer === served)
+        failures.push(
+          `${what}: expected ${served ? "an answer the client refuses" : "the server's refusal naming ExportEpisode"}, got ${codeName(code)} ${details.slice(0, 200)}`,
+        );
     };
     const started = performance.now();
     for (let i = 0; i < 20 && server.exited() === undefined; i++) {
-      await server.good.generate(userRequest(`${text} ${i}`), { session: "attacker", timeoutMs: 60_000 }).catch((err: Error) => failures.push(`recording call ${i}: ${err.message}`));
+      await server.good
+        .generate(userRequest(`${text} ${i}`), { session: "attacker", timeoutMs: 60_000 })
+        .catch((err: Error) => failures.push(`recording call ${i}: ${err.message}`));
       if (i === 9) {
         await check(true, true, "30 MiB");
         await check(false, false, "30 MiB");

@@ -25,7 +25,7 @@ function randomScalar(rng: Rng): string {
     () => "34560m",
     () => JSON.stringify("x".repeat(rng.pick([100, 5000, 200_000]))),
     () => JSON.stringify(randomText(rng, 40)),
-    () => "\"\\ud800\"",
+    () => '"\\ud800"',
     () => "日本語 😀",
     () => "INTERNAL",
     () => "drop",
@@ -89,7 +89,14 @@ const lineMutations: ((rng: Rng, lines: string[], json: boolean) => void)[] = [
     lines[i] = l.endsWith(",") ? l.slice(0, -1) : `${l},`;
   },
   // a random line of text
-  (rng, lines) => void lines.splice(rng.int(lines.length + 1), 0, rng.chance(0.5) ? randomText(rng, 30) : `${" ".repeat(rng.int(6))}${rng.pick(["latency", "times", "repeat", "match", "break", "regex", "steps", "chunks"])}: ${randomScalar(rng)}`),
+  (rng, lines) =>
+    void lines.splice(
+      rng.int(lines.length + 1),
+      0,
+      rng.chance(0.5)
+        ? randomText(rng, 30)
+        : `${" ".repeat(rng.int(6))}${rng.pick(["latency", "times", "repeat", "match", "break", "regex", "steps", "chunks"])}: ${randomScalar(rng)}`,
+    ),
 ];
 
 /** A script text mutated by 1 to `maxEdits` seeded edits of its lines. */

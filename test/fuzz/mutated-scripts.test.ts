@@ -107,7 +107,9 @@ describe("fuzz: mutated scripts", () => {
               const e = err as { code: number; details: string };
               expect(e.code, `${name}: LoadScript answered ${codeName(e.code)} ${e.details?.slice(0, 500)}`).toBe(Code.INVALID_ARGUMENT);
             }
-            expect(loaded, `${name}: LoadScript ${loaded ? "loaded" : "refused"} it, validate ${okFiles.has(c.file) ? "said ok" : "refused it"}`).toBe(okFiles.has(c.file));
+            expect(loaded, `${name}: LoadScript ${loaded ? "loaded" : "refused"} it, validate ${okFiles.has(c.file) ? "said ok" : "refused it"}`).toBe(
+              okFiles.has(c.file),
+            );
             if (!loaded) return;
             tally.loaded++;
             // The script's lists: calls to each, with texts it reacts to.
@@ -118,7 +120,10 @@ describe("fuzz: mutated scripts", () => {
             const scriptsDrop = /drop/.test(c.text);
             for (let n = 0; n < 4; n++) {
               const step = rng.pick(steps);
-              const request = userRequest(rng.chance(0.7) ? rng.pick(probes) : randomText(rng, 30), { stepId: step, model: rng.pick(["", "test-model", "agent-stub"]) });
+              const request = userRequest(rng.chance(0.7) ? rng.pick(probes) : randomText(rng, 30), {
+                stepId: step,
+                model: rng.pick(["", "test-model", "agent-stub"]),
+              });
               const port = ports[n % ports.length]!;
               let code: number = Code.OK;
               let details = "";

@@ -80,7 +80,27 @@ export function createRng(batch: string, seed: number = fuzzSeed): Rng {
 
 /** A random string drawing from ASCII, markers the scripts react to, unicode and lone surrogates. */
 export function randomText(rng: Rng, maxLength: number): string {
-  const pieces = ["PROBE-ECHO ", "PROBE-PWD", "PROBE-READ a.md ", "PROBE-NOCHANGE x ", "{{last_user}}", "fix ", "plan", "é", "日本", "😀", "\ud800", "\udfff", "\u0000", "\n", "\t", " ", "\\", '"', "'"];
+  const pieces = [
+    "PROBE-ECHO ",
+    "PROBE-PWD",
+    "PROBE-READ a.md ",
+    "PROBE-NOCHANGE x ",
+    "{{last_user}}",
+    "fix ",
+    "plan",
+    "é",
+    "日本",
+    "😀",
+    "\ud800",
+    "\udfff",
+    "\u0000",
+    "\n",
+    "\t",
+    " ",
+    "\\",
+    '"',
+    "'",
+  ];
   const length = rng.int(maxLength + 1);
   let s = "";
   while (s.length < length) {

@@ -17,7 +17,20 @@ const pass = (b: Buffer) => b;
 
 const stepIds = ["", "", "", "", "", "", "", "", "", "plan", "plan", "act", "agent/lint", "summarize", "Plan", "bad step", "a".repeat(129), "日本", "x\u0000y"];
 const sessionNames = ["default", "fuzz-a", "fuzz-b", "fuzz_c.1", "fuzz-a", "fuzz-b", "", "", "bad name", "a".repeat(129), "x/y"];
-const markers = ["PROBE-ECHO ", "PROBE-PWD", "PROBE-READ a.md", "PROBE-NOCHANGE b.md", "weather in Paris on Monday", "fail", "drop", "break", "hang", "timeout", "plan 42", ""];
+const markers = [
+  "PROBE-ECHO ",
+  "PROBE-PWD",
+  "PROBE-READ a.md",
+  "PROBE-NOCHANGE b.md",
+  "weather in Paris on Monday",
+  "fail",
+  "drop",
+  "break",
+  "hang",
+  "timeout",
+  "plan 42",
+  "",
+];
 
 /** A printable-ASCII text (metadata values must be). */
 function asciiText(rng: Rng, max: number): string {
@@ -35,16 +48,30 @@ function randomRequest(rng: Rng): MessageInitShape<typeof GenerateRequestSchema>
       content: messageCount > 100 ? "" : content,
       name: rng.chance(0.1) ? randomText(rng, 10) : "",
       toolCallId: rng.chance(0.2) ? rng.pick(["call-1", randomText(rng, 8)]) : "",
-      toolCalls: rng.chance(0.2) ? Array.from({ length: rng.int(4) }, () => ({ id: rng.pick(["call-1", randomText(rng, 8)]), name: rng.pick(["read", "bash", randomText(rng, 8)]), arguments: rng.chance(0.5) ? '{"path":"a.md"}' : randomText(rng, 30) })) : [],
+      toolCalls: rng.chance(0.2)
+        ? Array.from({ length: rng.int(4) }, () => ({
+            id: rng.pick(["call-1", randomText(rng, 8)]),
+            name: rng.pick(["read", "bash", randomText(rng, 8)]),
+            arguments: rng.chance(0.5) ? '{"path":"a.md"}' : randomText(rng, 30),
+          }))
+        : [],
     };
   });
   return {
     model: rng.pick(["", "fuzz-model", "modelstub-default", randomText(rng, 20)]),
     stepId: rng.pick(stepIds),
     messages,
-    tools: rng.chance(0.2) ? Array.from({ length: rng.int(5) }, () => ({ name: randomText(rng, 10), description: randomText(rng, 30), parametersJson: randomText(rng, 30) })) : [],
+    tools: rng.chance(0.2)
+      ? Array.from({ length: rng.int(5) }, () => ({ name: randomText(rng, 10), description: randomText(rng, 30), parametersJson: randomText(rng, 30) }))
+      : [],
     sampling: rng.chance(0.3)
-      ? { temperature: rng.pick([0, 1, -1, Number.NaN, Infinity, 1e308]), topP: rng.next(), maxTokens: rng.int(2 ** 32), stop: Array.from({ length: rng.int(3) }, () => randomText(rng, 5)), seed: BigInt(rng.int(2 ** 31)) - 2n ** 30n }
+      ? {
+          temperature: rng.pick([0, 1, -1, Number.NaN, Infinity, 1e308]),
+          topP: rng.next(),
+          maxTokens: rng.int(2 ** 32),
+          stop: Array.from({ length: rng.int(3) }, () => randomText(rng, 5)),
+          seed: BigInt(rng.int(2 ** 31)) - 2n ** 30n,
+        }
       : undefined,
   };
 }
@@ -75,7 +102,8 @@ describe("fuzz: random protobuf requests", () => {
   beforeAll(async () => {
     server = await startFuzzServer(["--clock", "virtual", "--max-message-bytes", "8388608"]);
     // Two channels: distinct options keep grpc-js from sharing one connection.
-    for (let i = 0; i < 2; i++) clients.push(new Client(server.address, credentials.createInsecure(), { "grpc.max_send_message_length": -1, "fuzz.channel": i } as never));
+    for (let i = 0; i < 2; i++)
+      clients.push(new Client(server.address, credentials.createInsecure(), { "grpc.max_send_message_length": -1, "fuzz.channel": i } as never));
   }, 60_000);
   afterAll(async () => {
     for (const c of clients) c.close();
@@ -90,7 +118,8 @@ describe("fuzz: random protobuf requests", () => {
     let index = 0;
     for (let batch = 0; batch < batches; batch++) {
       // Loaded afresh for each batch: the check after a batch deletes every session.
-      for (const name of ["fuzz-varied-a", "fuzz-varied-b"]) await server.control.call("LoadScript", { session: name, script: variedScript, sourceName: "varied.yaml" });
+      for (const name of ["fuzz-varied-a", "fuzz-varied-b"])
+        await server.control.call("LoadScript", { session: name, script: variedScript, sourceName: "varied.yaml" });
       for (let i = 0; i < perBatch; i += 8) {
         const cases = Array.from({ length: Math.min(8, perBatch - i) }, () => {
           const varied = rng.chance(0.5);
@@ -104,7 +133,16 @@ describe("fuzz: random protobuf requests", () => {
           } catch {}
           const request = randomRequest(rng);
           const bytes = Buffer.from(toBinary(GenerateRequestSchema, create(GenerateRequestSchema, request)));
-          return { index: index++, varied, session, method: rng.pick(["Generate", "GenerateStream"] as const), bytes, md, client: rng.pick(clients), timeoutMs: rng.pick([50, 500, 5000]) };
+          return {
+            index: index++,
+            varied,
+            session,
+            method: rng.pick(["Generate", "GenerateStream"] as const),
+            bytes,
+            md,
+            client: rng.pick(clients),
+            timeoutMs: rng.pick([50, 500, 5000]),
+          };
         });
         const answers = await Promise.all(cases.map((c) => call(c.client, c.method, c.bytes, c.md, c.timeoutMs)));
         cases.forEach((c, k) => {
@@ -120,6 +158,11 @@ describe("fuzz: random protobuf requests", () => {
       }
       await checkAfterBatch(server, `random-requests batch ${batch}`);
     }
-    console.log(`random requests: ${index}; statuses:\n${[...codes].sort().map(([k, n]) => `  ${k}: ${n}`).join("\n")}`);
+    console.log(
+      `random requests: ${index}; statuses:\n${[...codes]
+        .sort()
+        .map(([k, n]) => `  ${k}: ${n}`)
+        .join("\n")}`,
+    );
   });
 });

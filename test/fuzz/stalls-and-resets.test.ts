@@ -44,8 +44,17 @@ describe("fuzz: stalled readers and reset bursts", () => {
         // 250 to 500 KB of words echoed back: several times the 64 KiB the stream's window and
         // the server's buffer let through (test/regressions/stalled-readers.test.ts has 960 KB).
         const words = rng.range(50_000, 100_000);
-        const body = toBinary(GenerateStreamRequestSchema, create(GenerateStreamRequestSchema, { messages: [{ role: Role.USER, content: `PROBE-ECHO ${"word ".repeat(words)}` }] }));
-        const s = session.request({ ":method": "POST", ":path": "/modelstub.v1.ModelService/GenerateStream", "content-type": "application/grpc", te: "trailers", "x-modelstub-session": "stalled" });
+        const body = toBinary(
+          GenerateStreamRequestSchema,
+          create(GenerateStreamRequestSchema, { messages: [{ role: Role.USER, content: `PROBE-ECHO ${"word ".repeat(words)}` }] }),
+        );
+        const s = session.request({
+          ":method": "POST",
+          ":path": "/modelstub.v1.ModelService/GenerateStream",
+          "content-type": "application/grpc",
+          te: "trailers",
+          "x-modelstub-session": "stalled",
+        });
         const k = i;
         s.on("error", () => {});
         s.on("response", (h) => (ended[k] = `answered ${h[":status"]}${h["grpc-status"] ? ` grpc-status ${h["grpc-status"]}` : ""}`));
@@ -73,7 +82,9 @@ describe("fuzz: stalled readers and reset bursts", () => {
       expect(await running(server.control, "stalled"), `${what}: calls still running after the cancels`).toBe(0);
       session.destroy();
       const after = await checkAfterBatch(server, `stalled-readers batch ${batch}`);
-      console.log(`stalled readers batch ${batch}: ${streamsPerBatch} streams, RSS +${peak.toFixed(0)} MB at most while stalled; after: RSS ${after.rssMb.toFixed(0)} MB (base ${server.baseRssMb.toFixed(0)}), ${after.fds} fds (base ${server.baseFds})`);
+      console.log(
+        `stalled readers batch ${batch}: ${streamsPerBatch} streams, RSS +${peak.toFixed(0)} MB at most while stalled; after: RSS ${after.rssMb.toFixed(0)} MB (base ${server.baseRssMb.toFixed(0)}), ${after.fds} fds (base ${server.baseFds})`,
+      );
     }
   });
 
@@ -89,7 +100,10 @@ describe("fuzz: stalled readers and reset bursts", () => {
     let index = 0;
     for (let batch = 0; batch < batches; batch++) {
       // Distinct options: a channel (and connection) of its own for each client.
-      const clients = Array.from({ length: channels }, (_, i) => new Client(server.address, credentials.createInsecure(), { "fuzz.channel": `${batch}-${i}` } as never));
+      const clients = Array.from(
+        { length: channels },
+        (_, i) => new Client(server.address, credentials.createInsecure(), { "fuzz.channel": `${batch}-${i}` } as never),
+      );
       const calls: Promise<void>[] = [];
       for (let c = 0; c < channels; c++) {
         for (let i = 0; i < callsPerChannel; i++) {
@@ -100,7 +114,11 @@ describe("fuzz: stalled readers and reset bursts", () => {
           const md = new Metadata();
           md.set("x-modelstub-session", `burst-${c}`);
           const options = kind === "deadline" ? { deadline: Date.now() + rng.range(1, 60) } : {};
-          const bytes = Buffer.from(stream ? toBinary(GenerateStreamRequestSchema, create(GenerateStreamRequestSchema, { messages: [{ role: Role.USER, content: text }] })) : toBinary(GenerateRequestSchema, userRequest(text)));
+          const bytes = Buffer.from(
+            stream
+              ? toBinary(GenerateStreamRequestSchema, create(GenerateStreamRequestSchema, { messages: [{ role: Role.USER, content: text }] }))
+              : toBinary(GenerateRequestSchema, userRequest(text)),
+          );
           const delay = rng.range(0, 30);
           calls.push(
             new Promise<number>((resolve) => {
@@ -125,12 +143,18 @@ describe("fuzz: stalled readers and reset bursts", () => {
       }
       await Promise.all(calls);
       const end = Date.now() + 15_000;
-      const runningNow = async () => (await Promise.all(Array.from({ length: channels }, (_, c) => running(server.control, `burst-${c}`)))).reduce((a, b) => a + b, 0);
+      const runningNow = async () =>
+        (await Promise.all(Array.from({ length: channels }, (_, c) => running(server.control, `burst-${c}`)))).reduce((a, b) => a + b, 0);
       while ((await runningNow()) > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
       expect(await runningNow(), `reset-bursts batch ${batch}: calls still running`).toBe(0);
       for (const c of clients) c.close();
       await checkAfterBatch(server, `reset-bursts batch ${batch}`);
     }
-    console.log(`reset bursts: ${index} calls on ${channels * batches} channels; statuses:\n${[...codes].sort().map(([k, n]) => `  ${k}: ${n}`).join("\n")}`);
+    console.log(
+      `reset bursts: ${index} calls on ${channels * batches} channels; statuses:\n${[...codes]
+        .sort()
+        .map(([k, n]) => `  ${k}: ${n}`)
+        .join("\n")}`,
+    );
   });
 });

@@ -25,7 +25,11 @@ function validBody(rng: Rng, path: string): Uint8Array {
     create(GenerateRequestSchema, {
       model: randomText(rng, 10),
       stepId: rng.chance(0.2) ? randomText(rng, 10) : "",
-      messages: Array.from({ length: rng.int(4) }, () => ({ role: rng.pick([Role.USER, Role.ASSISTANT, Role.TOOL, Role.SYSTEM]), content: rng.chance(0.5) ? `PROBE-ECHO ${randomText(rng, 40)}` : randomText(rng, 40), toolCallId: rng.chance(0.2) ? randomText(rng, 5) : "" })),
+      messages: Array.from({ length: rng.int(4) }, () => ({
+        role: rng.pick([Role.USER, Role.ASSISTANT, Role.TOOL, Role.SYSTEM]),
+        content: rng.chance(0.5) ? `PROBE-ECHO ${randomText(rng, 40)}` : randomText(rng, 40),
+        toolCallId: rng.chance(0.2) ? randomText(rng, 5) : "",
+      })),
     }),
   );
 }
@@ -99,12 +103,18 @@ describe("fuzz: random and mutated wire bytes", () => {
           if (a.grpcStatus === Code.INTERNAL) expect(a.grpcMessage, what).toMatch(/^(Error deserializing request|Failed to decompress message)/);
           const key = `${c.path.split("/")[2]} ${c.kind}: ${codeName(a.grpcStatus)}`;
           codes.set(key, (codes.get(key) ?? 0) + 1);
-          if (a.grpcStatus === Code.INTERNAL) codes.set(`INTERNAL message: ${a.grpcMessage.slice(0, 80)}`, (codes.get(`INTERNAL message: ${a.grpcMessage.slice(0, 80)}`) ?? 0) + 1);
+          if (a.grpcStatus === Code.INTERNAL)
+            codes.set(`INTERNAL message: ${a.grpcMessage.slice(0, 80)}`, (codes.get(`INTERNAL message: ${a.grpcMessage.slice(0, 80)}`) ?? 0) + 1);
         });
       }
       session.close();
       await checkAfterBatch(server, `wire-bytes batch ${batch}`);
     }
-    console.log(`wire bytes: ${index} requests; statuses:\n${[...codes].sort().map(([k, n]) => `  ${k}: ${n}`).join("\n")}`);
+    console.log(
+      `wire bytes: ${index} requests; statuses:\n${[...codes]
+        .sort()
+        .map(([k, n]) => `  ${k}: ${n}`)
+        .join("\n")}`,
+    );
   }, 120_000);
 });

@@ -18,7 +18,9 @@ const pass = (b: Buffer) => b;
 function rawGetEpisode(client: Client, session: string, bytesOnly: boolean): Promise<Buffer> {
   const request = Buffer.from(toBinary(GetEpisodeRequestSchema, create(GetEpisodeRequestSchema, { session, bytesOnly })));
   return new Promise((resolve, reject) =>
-    client.makeUnaryRequest("/modelstub.v1.ControlService/GetEpisode", pass, pass, request, new Metadata(), {}, (err: ServiceError | null, res?: Buffer) => (err ? reject(err) : resolve(res!))),
+    client.makeUnaryRequest("/modelstub.v1.ControlService/GetEpisode", pass, pass, request, new Metadata(), {}, (err: ServiceError | null, res?: Buffer) =>
+      err ? reject(err) : resolve(res!),
+    ),
   );
 }
 
@@ -26,7 +28,7 @@ describe("GetEpisode's answer on the wire", () => {
   let s: StubServer;
   let client: Client;
   beforeAll(async () => {
-    s = await startStubServer("entries:\n  - repeat: true\n    reply: \"fine: {{last_user}}\"\n", { clock: "virtual" });
+    s = await startStubServer('entries:\n  - repeat: true\n    reply: "fine: {{last_user}}"\n', { clock: "virtual" });
     client = new Client(s.address, credentials.createInsecure());
     await s.control.call("SetFaultPlan", { session: "alice", plan: "name: calm\nrules: []\n" });
     for (const text of ["one", "twó", "three"]) await s.port.generate(userRequest(text), { session: "alice" });

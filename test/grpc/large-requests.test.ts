@@ -28,12 +28,16 @@ afterEach(async () => {
 function sendRaw(c: Client, bytes: Buffer): Promise<ServiceError | undefined> {
   const md = new Metadata();
   md.set("x-modelstub-session", "raw");
-  return new Promise((resolve) => c.makeUnaryRequest("/modelstub.v1.ModelService/Generate", rawBytes, rawBytes, bytes, md, (err: ServiceError | null) => resolve(err ?? undefined)));
+  return new Promise((resolve) =>
+    c.makeUnaryRequest("/modelstub.v1.ModelService/Generate", rawBytes, rawBytes, bytes, md, (err: ServiceError | null) => resolve(err ?? undefined)),
+  );
 }
 
 /** A Generate request whose one message's text is `chars` of "x" with byte `at` of the encoding set to 0xff (invalid UTF-8). */
 function undecodable(chars: number): Buffer {
-  const bytes = Buffer.from(toBinary(GenerateRequestSchema, create(GenerateRequestSchema, { messages: [create(MessageSchema, { role: Role.USER, content: "x".repeat(chars) })] })));
+  const bytes = Buffer.from(
+    toBinary(GenerateRequestSchema, create(GenerateRequestSchema, { messages: [create(MessageSchema, { role: Role.USER, content: "x".repeat(chars) })] })),
+  );
   bytes[bytes.length - 1] = 0xff;
   return bytes;
 }

@@ -55,7 +55,9 @@ describe("WatchSession", () => {
     await c.done;
     watch.close();
     await watch.closed;
-    expect(c.events.map((e) => [WatchEventKind[e.kind], Number(e.sequence), e.stepId, e.occurrence, e.fault?.kind ?? null, e.outcome, e.code, e.entry])).toEqual([
+    expect(
+      c.events.map((e) => [WatchEventKind[e.kind], Number(e.sequence), e.stepId, e.occurrence, e.fault?.kind ?? null, e.outcome, e.code, e.entry]),
+    ).toEqual([
       ["CALL_STARTED", 1, "plan", 1, FaultKind.ERROR, Outcome.UNSPECIFIED, 0, ""],
       ["CALL_ENDED", 1, "plan", 1, FaultKind.ERROR, Outcome.ERROR, Code.UNAVAILABLE, ""],
       ["CALL_STARTED", 2, "plan", 2, null, Outcome.UNSPECIFIED, 0, ""],
@@ -106,7 +108,13 @@ async function endedDuring(session: string, plan: string | undefined, run: () =>
 
 describe("WatchSession's occurrences", () => {
   it("count every call as `occurrence`, and the clean run's call a retry stands for as `clean_occurrence`, as the plan's rules do", async () => {
-    const plan = ["rules:", "  - at: { step: plan, occurrence: 1 }", "    error: { code: UNAVAILABLE }", "  - at: { step: plan, occurrence: 2, count: clean }", "    timeout: true"].join("\n");
+    const plan = [
+      "rules:",
+      "  - at: { step: plan, occurrence: 1 }",
+      "    error: { code: UNAVAILABLE }",
+      "  - at: { step: plan, occurrence: 2, count: clean }",
+      "    timeout: true",
+    ].join("\n");
     const got = await endedDuring(
       "o1",
       plan,
@@ -134,7 +142,9 @@ describe("WatchSession's occurrences", () => {
       undefined,
       async () => {
         await ask("o2", "plan");
-        await expect(server.client().generate({ stepId: "act", messages: [{ role: Role.USER, content: "go" }] }, { session: "o2", step: "plan" })).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT });
+        await expect(
+          server.client().generate({ stepId: "act", messages: [{ role: Role.USER, content: "go" }] }, { session: "o2", step: "plan" }),
+        ).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT });
         await ask("o2", "plan");
       },
       3,
@@ -149,7 +159,10 @@ describe("WatchSession's occurrences", () => {
 
 describe("VerifySession and fault plans", () => {
   it("is not satisfied while a plan rule never struck, and names the rule", async () => {
-    await control.call("SetFaultPlan", { session: "v1", plan: "rules:\n  - at: { step: plan, occurrence: 1 }\n    error: { code: UNAVAILABLE }\n  - at: { step: act, occurrence: 2 }\n    timeout: true\n" });
+    await control.call("SetFaultPlan", {
+      session: "v1",
+      plan: "rules:\n  - at: { step: plan, occurrence: 1 }\n    error: { code: UNAVAILABLE }\n  - at: { step: act, occurrence: 2 }\n    timeout: true\n",
+    });
     await expect(ask("v1", "plan")).rejects.toMatchObject({ code: Code.UNAVAILABLE });
     await ask("v1", "plan");
     await ask("v1", "plan");
@@ -176,15 +189,28 @@ describe("VerifySession and fault plans", () => {
 describe("count: clean", () => {
   it("counts only the calls no fault struck, so occurrence K is the K-th call of the clean run", async () => {
     // Faults at plan:1 and, counted on the clean run, plan:2: the retry of plan:1 is not plan:2.
-    const plan = "rules:\n  - at: { step: plan, occurrence: 1 }\n    error: { code: UNAVAILABLE }\n  - at: { step: plan, occurrence: 2, count: clean }\n    error: { code: INTERNAL }\n";
+    const plan =
+      "rules:\n  - at: { step: plan, occurrence: 1 }\n    error: { code: UNAVAILABLE }\n  - at: { step: plan, occurrence: 2, count: clean }\n    error: { code: INTERNAL }\n";
     await control.call("SetFaultPlan", { session: "c1", plan });
     const outcomes: (string | number)[] = [];
-    for (let i = 0; i < 4; i++) outcomes.push(await ask("c1", "plan").then((r) => r.message?.content ?? "", (e: ModelCallError) => e.code));
+    for (let i = 0; i < 4; i++)
+      outcomes.push(
+        await ask("c1", "plan").then(
+          (r) => r.message?.content ?? "",
+          (e: ModelCallError) => e.code,
+        ),
+      );
     expect(outcomes).toEqual([Code.UNAVAILABLE, "Plan: one.", Code.INTERNAL, "Plan: two."]);
     // Without count: clean the second rule strikes the retry (the 2nd call of plan).
     await control.call("SetFaultPlan", { session: "c2", plan: plan.replace(", count: clean", "") });
     const plain: (string | number)[] = [];
-    for (let i = 0; i < 3; i++) plain.push(await ask("c2", "plan").then((r) => r.message?.content ?? "", (e: ModelCallError) => e.code));
+    for (let i = 0; i < 3; i++)
+      plain.push(
+        await ask("c2", "plan").then(
+          (r) => r.message?.content ?? "",
+          (e: ModelCallError) => e.code,
+        ),
+      );
     expect(plain).toEqual([Code.UNAVAILABLE, Code.INTERNAL, "Plan: one."]);
   });
 });

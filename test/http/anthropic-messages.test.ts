@@ -1,3 +1,5 @@
+// Longer than 250 lines because it drives the official @anthropic-ai/sdk through every
+// behaviour of /v1/messages: unary, streamed, tool loops, scripted errors and the SDK's retries.
 import Anthropic from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Outcome, StreamBreak } from "../../gen/modelstub/v1/episode_pb.js";
@@ -48,7 +50,11 @@ steps:
       break: { after_chunks: 2, then: error, error: { code: UNAVAILABLE, message: "the link broke" } }
 `;
 
-const read: Anthropic.Tool = { name: "read", description: "Reads a file.", input_schema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } };
+const read: Anthropic.Tool = {
+  name: "read",
+  description: "Reads a file.",
+  input_schema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+};
 
 function client(h: HttpStub, session: string, o: { step?: string; maxRetries?: number } = {}): Anthropic {
   const headers: Record<string, string> = { "x-modelstub-session": session };
@@ -56,7 +62,12 @@ function client(h: HttpStub, session: string, o: { step?: string; maxRetries?: n
   return new Anthropic({ baseURL: h.base, apiKey: "x", maxRetries: o.maxRetries ?? 0, defaultHeaders: headers });
 }
 
-const ask = (text: string): Anthropic.MessageCreateParamsNonStreaming => ({ model: "claude-stub", max_tokens: 256, messages: [{ role: "user", content: text }], tools: [read] });
+const ask = (text: string): Anthropic.MessageCreateParamsNonStreaming => ({
+  model: "claude-stub",
+  max_tokens: 256,
+  messages: [{ role: "user", content: text }],
+  tools: [read],
+});
 
 /** Anthropic's usage for scripted counts, as modelstub sends it unary and a stream reassembles it. */
 const usage = (input: number, output: number) => ({
@@ -94,26 +105,24 @@ describe("POST /v1/messages with the official @anthropic-ai/sdk", () => {
       role: "assistant",
       model: "claude-stub",
       content: [text("Hello there, friend.")],
-      stop_reason: "end_turn", stop_sequence: null, stop_details: null, container: null, diagnostics: null,
+      stop_reason: "end_turn",
+      stop_sequence: null,
+      stop_details: null,
+      container: null,
+      diagnostics: null,
       usage: usage(7, 4),
     });
   });
 
   it("answers a tool-calling turn with its text, then a tool_use block, and stop_reason tool_use", async () => {
     const m = await client(h, "tool-turn").messages.create(ask("tools please"));
-    expect(m.content).toEqual([
-      text("Let me look."),
-      toolUse("call-tool-turn-1-0", "read", { path: "/etc/hosts" }),
-    ]);
+    expect(m.content).toEqual([text("Let me look."), toolUse("call-tool-turn-1-0", "read", { path: "/etc/hosts" })]);
     expect([m.stop_reason, m.usage.input_tokens, m.usage.output_tokens]).toEqual(["tool_use", 12, 9]);
   });
 
   it("answers a tool-only turn with tool_use blocks alone, arguments that are a JSON list as that list", async () => {
     const m = await client(h, "tool-only").messages.create(ask("quietly"));
-    expect(m.content).toEqual([
-      toolUse("call-tool-only-1-0", "read", { path: "a" }),
-      toolUse("call-tool-only-1-1", "read", ["a", "b"]),
-    ]);
+    expect(m.content).toEqual([toolUse("call-tool-only-1-0", "read", { path: "a" }), toolUse("call-tool-only-1-1", "read", ["a", "b"])]);
     expect(m.stop_reason).toBe("tool_use");
   });
 
@@ -183,7 +192,9 @@ describe("POST /v1/messages with the official @anthropic-ai/sdk", () => {
   });
 
   it("answers a 429 in Anthropic's shape with both retry headers", async () => {
-    const err = await client(h, "no-retry", { step: "retry" }).messages.create(ask("go")).catch((e: unknown) => e);
+    const err = await client(h, "no-retry", { step: "retry" })
+      .messages.create(ask("go"))
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.RateLimitError);
     const e = err as InstanceType<typeof Anthropic.RateLimitError>;
     expect(e.error).toEqual(errorBody("rate_limit_error", "slow down", "req_gen-no-retry-1"));
@@ -193,14 +204,18 @@ describe("POST /v1/messages with the official @anthropic-ai/sdk", () => {
 
   it("does not retry a scripted 400: the SDK throws invalid_request_error after one request", async () => {
     const before = h.logs.length;
-    const err = await client(h, "refused", { step: "refused", maxRetries: 2 }).messages.create(ask("go")).catch((e: unknown) => e);
+    const err = await client(h, "refused", { step: "refused", maxRetries: 2 })
+      .messages.create(ask("go"))
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.BadRequestError);
     expect((err as InstanceType<typeof Anthropic.BadRequestError>).error).toEqual(errorBody("invalid_request_error", "scripted refusal", "req_gen-refused-1"));
     expect(h.logs.slice(before).map((l) => l.status)).toEqual([400]);
   });
 
   it("answers UNAVAILABLE with Anthropic's 529 overloaded_error, which the SDK retries", async () => {
-    const err = await client(h, "overloaded-once", { step: "overloaded" }).messages.create(ask("go")).catch((e: unknown) => e);
+    const err = await client(h, "overloaded-once", { step: "overloaded" })
+      .messages.create(ask("go"))
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.InternalServerError);
     const e = err as InstanceType<typeof Anthropic.InternalServerError>;
     expect([e.status, e.error]).toEqual([529, errorBody("overloaded_error", "busy", "req_gen-overloaded-once-1")]);
@@ -225,7 +240,15 @@ describe("POST /v1/messages with the official @anthropic-ai/sdk", () => {
       .messages.create({
         model: "m",
         max_tokens: 10,
-        messages: [{ role: "user", content: [{ type: "text", text: "look" }, { type: "image", source: { type: "url", url: "https://example.com/a.png" } }] }],
+        messages: [
+          {
+            role: "user",
+            content: [
+              { type: "text", text: "look" },
+              { type: "image", source: { type: "url", url: "https://example.com/a.png" } },
+            ],
+          },
+        ],
       })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.BadRequestError);

@@ -1,3 +1,5 @@
+// Longer than 250 lines because it is the Anthropic request in three parts: the parser's
+// mapping, the refusals of malformed requests, and a tool loop beside chat completions.
 import { create, toBinary } from "@bufbuild/protobuf";
 import Anthropic from "@anthropic-ai/sdk";
 import type OpenAI from "openai";
@@ -20,7 +22,10 @@ const anthropicBody = {
   stop_sequences: ["END"],
   metadata: { user_id: "u-1" },
   tool_choice: { type: "auto" },
-  system: [{ type: "text", text: "You are " }, { type: "text", text: "terse.", cache_control: { type: "ephemeral" } }],
+  system: [
+    { type: "text", text: "You are " },
+    { type: "text", text: "terse.", cache_control: { type: "ephemeral" } },
+  ],
   tools: [
     { name: "bash", description: "Runs a command.", input_schema: bashSchema },
     { type: "custom", name: "read", input_schema: readSchema },
@@ -44,7 +49,13 @@ const anthropicBody = {
         { type: "text", text: "and now?" },
       ],
     },
-    { role: "assistant", content: [{ type: "redacted_thinking", data: "xyz" }, { type: "tool_use", id: "call-3", name: "bash", input: { command: "wc -l a.txt" } }] },
+    {
+      role: "assistant",
+      content: [
+        { type: "redacted_thinking", data: "xyz" },
+        { type: "tool_use", id: "call-3", name: "bash", input: { command: "wc -l a.txt" } },
+      ],
+    },
     { role: "user", content: [{ type: "tool_result", tool_use_id: "call-3", content: "1 a.txt" }] },
   ],
 };
@@ -88,7 +99,10 @@ const grpcRequest = create(GenerateRequestSchema, {
     {
       role: Role.ASSISTANT,
       content: "Looking.",
-      toolCalls: [create(ToolCallSchema, { id: "call-1", name: "bash", arguments: '{"command":"ls /tmp"}' }), create(ToolCallSchema, { id: "call-2", name: "read", arguments: '{"path":"a.txt"}' })],
+      toolCalls: [
+        create(ToolCallSchema, { id: "call-1", name: "bash", arguments: '{"command":"ls /tmp"}' }),
+        create(ToolCallSchema, { id: "call-2", name: "read", arguments: '{"path":"a.txt"}' }),
+      ],
     },
     { role: Role.TOOL, toolCallId: "call-1", content: "a.txt b.txt" },
     { role: Role.TOOL, toolCallId: "call-2", content: "hello" },
@@ -96,7 +110,10 @@ const grpcRequest = create(GenerateRequestSchema, {
     { role: Role.ASSISTANT, toolCalls: [create(ToolCallSchema, { id: "call-3", name: "bash", arguments: '{"command":"wc -l a.txt"}' })] },
     { role: Role.TOOL, toolCallId: "call-3", content: "1 a.txt" },
   ].map((m) => create(MessageSchema, m)),
-  tools: [create(ToolSchema, { name: "bash", description: "Runs a command.", parametersJson: JSON.stringify(bashSchema) }), create(ToolSchema, { name: "read", parametersJson: JSON.stringify(readSchema) })],
+  tools: [
+    create(ToolSchema, { name: "bash", description: "Runs a command.", parametersJson: JSON.stringify(bashSchema) }),
+    create(ToolSchema, { name: "read", parametersJson: JSON.stringify(readSchema) }),
+  ],
   sampling: create(SamplingParamsSchema, { temperature: 0.25, topP: 0.5, maxTokens: 300, stop: ["END"] }),
 });
 
@@ -128,23 +145,80 @@ const malformed: [string, unknown, string][] = [
   ["no turn at all", { ...ok, messages: [] }, "messages: expected at least one turn"],
   ["an unknown role", { ...ok, messages: [{ role: "robot", content: "x" }] }, 'messages[0].role: expected user or assistant (or system), got "robot"'],
   ["a turn without content", { ...ok, messages: [{ role: "user" }] }, "messages[0].content is required"],
-  ["an image block", { ...ok, messages: [user, { role: "assistant", content: "ok" }, { role: "user", content: [{ type: "text", text: "see" }, { type: "image", source: {} }] }] }, 'messages[2].content[1].type: modelstub reads text and tool_result blocks in a user turn, not "image"'],
-  ["a document block", { ...ok, messages: [{ role: "user", content: [{ type: "document", source: {} }] }] }, 'messages[0].content[0].type: modelstub reads text and tool_result blocks in a user turn, not "document"'],
-  ["a server tool block in history", { ...ok, messages: [user, { role: "assistant", content: [{ type: "server_tool_use", id: "s", name: "web_search", input: {} }] }] }, 'messages[1].content[0].type: modelstub reads text, tool_use, thinking and redacted_thinking blocks in an assistant turn'],
-  ["a tool_result in an assistant turn", { ...ok, messages: [user, { role: "assistant", content: [{ type: "tool_result", tool_use_id: "x" }] }] }, 'messages[1].content[0].type: modelstub reads text, tool_use'],
+  [
+    "an image block",
+    {
+      ...ok,
+      messages: [
+        user,
+        { role: "assistant", content: "ok" },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "see" },
+            { type: "image", source: {} },
+          ],
+        },
+      ],
+    },
+    'messages[2].content[1].type: modelstub reads text and tool_result blocks in a user turn, not "image"',
+  ],
+  [
+    "a document block",
+    { ...ok, messages: [{ role: "user", content: [{ type: "document", source: {} }] }] },
+    'messages[0].content[0].type: modelstub reads text and tool_result blocks in a user turn, not "document"',
+  ],
+  [
+    "a server tool block in history",
+    { ...ok, messages: [user, { role: "assistant", content: [{ type: "server_tool_use", id: "s", name: "web_search", input: {} }] }] },
+    "messages[1].content[0].type: modelstub reads text, tool_use, thinking and redacted_thinking blocks in an assistant turn",
+  ],
+  [
+    "a tool_result in an assistant turn",
+    { ...ok, messages: [user, { role: "assistant", content: [{ type: "tool_result", tool_use_id: "x" }] }] },
+    "messages[1].content[0].type: modelstub reads text, tool_use",
+  ],
   ["a block without a type", { ...ok, messages: [{ role: "user", content: [{ text: "hi" }] }] }, "messages[0].content[0].type is required"],
-  ["a tool_use without input", { ...ok, messages: [user, { role: "assistant", content: [{ type: "tool_use", id: "c", name: "t" }] }] }, "messages[1].content[0].input is required"],
-  ["a tool_result without its id", { ...ok, messages: [{ role: "user", content: [{ type: "tool_result", content: "x" }] }] }, "messages[0].content[0].tool_use_id is required"],
-  ["a tool_result holding an image", { ...ok, messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "c", content: [{ type: "image", source: {} }] }] }] }, `messages[0].content[0].content[0].type: modelstub reads text blocks in a tool_result's content, not "image"`],
+  [
+    "a tool_use without input",
+    { ...ok, messages: [user, { role: "assistant", content: [{ type: "tool_use", id: "c", name: "t" }] }] },
+    "messages[1].content[0].input is required",
+  ],
+  [
+    "a tool_result without its id",
+    { ...ok, messages: [{ role: "user", content: [{ type: "tool_result", content: "x" }] }] },
+    "messages[0].content[0].tool_use_id is required",
+  ],
+  [
+    "a tool_result holding an image",
+    { ...ok, messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "c", content: [{ type: "image", source: {} }] }] }] },
+    `messages[0].content[0].content[0].type: modelstub reads text blocks in a tool_result's content, not "image"`,
+  ],
   ["an empty user turn", { ...ok, messages: [{ role: "user", content: [] }] }, "messages[0].content: a user turn needs at least one content block"],
-  ["a system prompt with an image", { ...ok, system: [{ type: "image", source: {} }] }, 'system[0].type: modelstub reads text blocks in a system prompt, not "image"'],
-  ["a server tool", { ...ok, tools: [{ type: "web_search_20250305", name: "web_search" }] }, 'tools[0].type: modelstub offers custom tools only ({name, description, input_schema}), not "web_search_20250305"'],
+  [
+    "a system prompt with an image",
+    { ...ok, system: [{ type: "image", source: {} }] },
+    'system[0].type: modelstub reads text blocks in a system prompt, not "image"',
+  ],
+  [
+    "a server tool",
+    { ...ok, tools: [{ type: "web_search_20250305", name: "web_search" }] },
+    'tools[0].type: modelstub offers custom tools only ({name, description, input_schema}), not "web_search_20250305"',
+  ],
   ["a tool without input_schema", { ...ok, tools: [{ name: "t" }] }, "tools[0].input_schema is required"],
   ["stop_sequences as a text", { ...ok, stop_sequences: "END" }, "stop_sequences: expected a list of strings"],
   ["10,001 turns", { ...ok, messages: Array.from({ length: 10_001 }, () => user) }, "messages holds 10001 messages"],
-  ["tool results past the message limit", { ...ok, messages: [{ role: "user", content: Array.from({ length: 10_001 }, () => ({ type: "tool_result", tool_use_id: "c" })) }] }, "messages holds 10001 messages, counting each tool_result block and the system prompt as one"],
+  [
+    "tool results past the message limit",
+    { ...ok, messages: [{ role: "user", content: Array.from({ length: 10_001 }, () => ({ type: "tool_result", tool_use_id: "c" })) }] },
+    "messages holds 10001 messages, counting each tool_result block and the system prompt as one",
+  ],
   ["10,000 turns and a system prompt", { ...ok, system: "be brief", messages: Array.from({ length: 10_000 }, () => user) }, "messages holds 10001 messages"],
-  ["a body nested 200 deep", `{"model":"m","max_tokens":1,"messages":[${"[".repeat(200)}${"]".repeat(200)}]}`, "the request body nests objects and lists deeper than 128 levels"],
+  [
+    "a body nested 200 deep",
+    `{"model":"m","max_tokens":1,"messages":[${"[".repeat(200)}${"]".repeat(200)}]}`,
+    "the request body nests objects and lists deeper than 128 levels",
+  ],
 ];
 
 describe("malformed Anthropic requests", () => {
@@ -194,12 +268,17 @@ entries:
 
 describe("a tool loop over Anthropic Messages and over chat completions", () => {
   it("records byte-identical episodes", async () => {
-    const tools = { anthropic: [{ name: "bash", description: "Runs a command.", input_schema: bashSchema }], chat: [{ type: "function" as const, function: { name: "bash", description: "Runs a command.", parameters: bashSchema } }] };
+    const tools = {
+      anthropic: [{ name: "bash", description: "Runs a command.", input_schema: bashSchema }],
+      chat: [{ type: "function" as const, function: { name: "bash", description: "Runs a command.", parameters: bashSchema } }],
+    };
     const a = await startHttpStub(loopScript);
     const c = await startHttpStub(loopScript);
     try {
       const claude = new Anthropic({ baseURL: a.base, apiKey: "x", maxRetries: 0, defaultHeaders: { "x-modelstub-session": "same" } });
-      const first = await claude.messages.stream({ model: "m", max_tokens: 99, system: "Be terse.", tools: tools.anthropic, messages: [{ role: "user", content: "/tmp" }] }).finalMessage();
+      const first = await claude.messages
+        .stream({ model: "m", max_tokens: 99, system: "Be terse.", tools: tools.anthropic, messages: [{ role: "user", content: "/tmp" }] })
+        .finalMessage();
       const call = first.content.find((b) => b.type === "tool_use")!;
       await claude.messages.create({
         model: "m",
@@ -214,13 +293,22 @@ describe("a tool loop over Anthropic Messages and over chat completions", () => 
       });
       const openai = c.client({ session: "same" });
       const system: OpenAI.ChatCompletionMessageParam = { role: "system", content: "Be terse." };
-      const firstChat = (await openai.chat.completions.stream({ model: "m", max_tokens: 99, tools: tools.chat, messages: [system, { role: "user", content: "/tmp" }] }).finalChatCompletion()).choices[0]!.message;
+      const firstChat = (
+        await openai.chat.completions
+          .stream({ model: "m", max_tokens: 99, tools: tools.chat, messages: [system, { role: "user", content: "/tmp" }] })
+          .finalChatCompletion()
+      ).choices[0]!.message;
       const chatCall = firstChat.tool_calls![0]!;
       await openai.chat.completions.create({
         model: "m",
         max_tokens: 99,
         tools: tools.chat,
-        messages: [system, { role: "user", content: "/tmp" }, { role: "assistant", content: firstChat.content, tool_calls: firstChat.tool_calls }, { role: "tool", tool_call_id: chatCall.id, content: "a.txt" }],
+        messages: [
+          system,
+          { role: "user", content: "/tmp" },
+          { role: "assistant", content: firstChat.content, tool_calls: firstChat.tool_calls },
+          { role: "tool", tool_call_id: chatCall.id, content: "a.txt" },
+        ],
       });
       const overAnthropic = Buffer.from(a.stub.episodeBytes("same"));
       expect(a.stub.episode("same").calls).toHaveLength(2);

@@ -39,7 +39,19 @@ const zeroUsage = {
   inference_geo: null,
   speed: null,
 };
-const message = (id: string) => ({ id, type: "message", role: "assistant", model: "claude-stub", content: [], stop_reason: null, stop_sequence: null, stop_details: null, container: null, diagnostics: null, usage: zeroUsage });
+const message = (id: string) => ({
+  id,
+  type: "message",
+  role: "assistant",
+  model: "claude-stub",
+  content: [],
+  stop_reason: null,
+  stop_sequence: null,
+  stop_details: null,
+  container: null,
+  diagnostics: null,
+  usage: zeroUsage,
+});
 const start = (id: string) => ev("message_start", { type: "message_start", message: message(id) }) + ev("ping", { type: "ping" });
 const textStart = ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } });
 const toolStart = (index: number, id: string, name: string) =>
@@ -48,7 +60,14 @@ const messageDelta = (stopReason: string, input: number, output: number) =>
   ev("message_delta", {
     type: "message_delta",
     delta: { stop_reason: stopReason, stop_sequence: null, stop_details: null, container: null },
-    usage: { input_tokens: input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: output, output_tokens_details: null, server_tool_use: null },
+    usage: {
+      input_tokens: input,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      output_tokens: output,
+      output_tokens_details: null,
+      server_tool_use: null,
+    },
   });
 const delta = (index: number, d: object) => ev("content_block_delta", { type: "content_block_delta", index, delta: d });
 const stop = (index: number) => ev("content_block_stop", { type: "content_block_stop", index });
@@ -115,11 +134,7 @@ describe("Anthropic Messages on the wire", () => {
 
   it("streams an empty reply as a message without content blocks", async () => {
     const empty = (await run()).exchanges[4]!;
-    expect(String(empty.body)).toBe(
-      start("msg_gen-bytes-5") +
-        messageDelta("end_turn", 1, 0) +
-        ev("message_stop", { type: "message_stop" }),
-    );
+    expect(String(empty.body)).toBe(start("msg_gen-bytes-5") + messageDelta("end_turn", 1, 0) + ev("message_stop", { type: "message_stop" }));
   });
 
   it("is byte-identical across two fresh servers: statuses, headers, bodies, SSE streams and the episode", async () => {
@@ -135,6 +150,10 @@ describe("Anthropic Messages on the wire", () => {
       ["retry-after-ms", "2000"],
       ["retry-after", "2"],
     ]);
-    expect(JSON.parse(String(first.exchanges[1]!.body))).toMatchObject({ id: "msg_gen-bytes-2", content: [{ type: "text", text: "Done." }], stop_reason: "end_turn" });
+    expect(JSON.parse(String(first.exchanges[1]!.body))).toMatchObject({
+      id: "msg_gen-bytes-2",
+      content: [{ type: "text", text: "Done." }],
+      stop_reason: "end_turn",
+    });
   });
 });

@@ -16,7 +16,13 @@ import { rawRequest, startHttpStub, type HttpStub, type RawExchange } from "./ht
 const dialects = [
   { name: "chat completions", path: "/v1/chat/completions", list: "messages", holds: "messages", body: (list: string) => `{"messages":${list}}` },
   { name: "Responses", path: "/v1/responses", list: "input", holds: "items", body: (list: string) => `{"input":${list}}` },
-  { name: "Anthropic Messages", path: "/v1/messages", list: "messages", holds: "messages", body: (list: string) => `{"model":"m","max_tokens":1,"messages":${list}}` },
+  {
+    name: "Anthropic Messages",
+    path: "/v1/messages",
+    list: "messages",
+    holds: "messages",
+    body: (list: string) => `{"model":"m","max_tokens":1,"messages":${list}}`,
+  },
 ];
 
 /** The error of an answer in either shape: OpenAI's `{error:{message,code,param}}` or Anthropic's `{type:"error",error:{type,message}}`. */
@@ -109,13 +115,48 @@ describe("values a request echoes in an error, clipped", () => {
   afterAll(() => s.close());
 
   it.each([
-    ["a 3 MB role on chat completions", "/v1/chat/completions", { messages: [{ role: threeMegabytes, content: "hi" }] }, "messages[0].role: expected one of system, developer, user, assistant, tool, got "],
-    ["a 3 MB content part type on chat completions", "/v1/chat/completions", { messages: [{ role: "user", content: [{ type: threeMegabytes }] }] }, "messages[0].content[0].type: modelstub reads text parts only"],
-    ["a 3 MB tool type on chat completions", "/v1/chat/completions", { messages: [{ role: "user", content: "hi" }], tools: [{ type: threeMegabytes }] }, "tools[0].type: modelstub offers function tools only, not "],
-    ["a 3 MB item type on Responses", "/v1/responses", { input: [{ type: threeMegabytes }] }, "input[0].type: modelstub reads message, function_call, function_call_output, reasoning and item_reference items, not "],
-    ["a 3 MB role on Responses", "/v1/responses", { input: [{ role: threeMegabytes, content: "hi" }] }, "input[0].role: expected one of user, system, developer, assistant, got "],
-    ["a 3 MB role on Anthropic Messages", "/v1/messages", { model: "m", max_tokens: 1, messages: [{ role: threeMegabytes, content: "hi" }] }, "messages[0].role: expected user or assistant (or system), got "],
-    ["a 3 MB block type on Anthropic Messages", "/v1/messages", { model: "m", max_tokens: 1, messages: [{ role: "user", content: [{ type: threeMegabytes }] }] }, "messages[0].content[0].type: modelstub reads text and tool_result blocks in a user turn, not "],
+    [
+      "a 3 MB role on chat completions",
+      "/v1/chat/completions",
+      { messages: [{ role: threeMegabytes, content: "hi" }] },
+      "messages[0].role: expected one of system, developer, user, assistant, tool, got ",
+    ],
+    [
+      "a 3 MB content part type on chat completions",
+      "/v1/chat/completions",
+      { messages: [{ role: "user", content: [{ type: threeMegabytes }] }] },
+      "messages[0].content[0].type: modelstub reads text parts only",
+    ],
+    [
+      "a 3 MB tool type on chat completions",
+      "/v1/chat/completions",
+      { messages: [{ role: "user", content: "hi" }], tools: [{ type: threeMegabytes }] },
+      "tools[0].type: modelstub offers function tools only, not ",
+    ],
+    [
+      "a 3 MB item type on Responses",
+      "/v1/responses",
+      { input: [{ type: threeMegabytes }] },
+      "input[0].type: modelstub reads message, function_call, function_call_output, reasoning and item_reference items, not ",
+    ],
+    [
+      "a 3 MB role on Responses",
+      "/v1/responses",
+      { input: [{ role: threeMegabytes, content: "hi" }] },
+      "input[0].role: expected one of user, system, developer, assistant, got ",
+    ],
+    [
+      "a 3 MB role on Anthropic Messages",
+      "/v1/messages",
+      { model: "m", max_tokens: 1, messages: [{ role: threeMegabytes, content: "hi" }] },
+      "messages[0].role: expected user or assistant (or system), got ",
+    ],
+    [
+      "a 3 MB block type on Anthropic Messages",
+      "/v1/messages",
+      { model: "m", max_tokens: 1, messages: [{ role: "user", content: [{ type: threeMegabytes }] }] },
+      "messages[0].content[0].type: modelstub reads text and tool_result blocks in a user turn, not ",
+    ],
   ])("answers %s with a 400 under 1 KB that quotes 140 characters of it", async (_what, path, body, message) => {
     const r = await rawRequest(s.base, "POST", path, body);
     expect(r.status).toBe(400);
@@ -156,7 +197,12 @@ describe("bodies within the bounds, read as before", () => {
   });
 
   it("counts a key written with escapes as JSON.parse reads it", async () => {
-    const r = await rawRequest(s.base, "POST", "/v1/chat/completions", `{"\\u006dessages":[${Array(10_001).fill('{"role":"user","content":"hi"}').join(",")}]}`);
+    const r = await rawRequest(
+      s.base,
+      "POST",
+      "/v1/chat/completions",
+      `{"\\u006dessages":[${Array(10_001).fill('{"role":"user","content":"hi"}').join(",")}]}`,
+    );
     expect(r.status).toBe(400);
     expect(errorOf(r).message).toContain("messages holds 10001 messages");
   });
@@ -165,7 +211,12 @@ describe("bodies within the bounds, read as before", () => {
     const schema = `${'{"a":'.repeat(123)}{}${"}".repeat(123)}`;
     const tools = Array(1000).fill(`{"type":"function","function":{"name":"t","parameters":${schema}}}`).join(",");
     const messages = Array(10_000).fill('{"role":"user","content":"hi"}').join(",");
-    const r = await rawRequest(s.base, "POST", "/v1/chat/completions", `{"messages":[${messages}],"tools":[${tools}],"stop":[${Array(1000).fill('"x"').join(",")}]}`);
+    const r = await rawRequest(
+      s.base,
+      "POST",
+      "/v1/chat/completions",
+      `{"messages":[${messages}],"tools":[${tools}],"stop":[${Array(1000).fill('"x"').join(",")}]}`,
+    );
     expect(r.status).toBe(200);
   });
 });

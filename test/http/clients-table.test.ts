@@ -16,7 +16,12 @@ function rows(): string[][] {
   const out: string[][] = [];
   for (const row of page.slice(start).split("\n").slice(2)) {
     if (!row.startsWith("|")) break;
-    out.push(row.split("|").slice(1, -1).map((c) => c.trim()));
+    out.push(
+      row
+        .split("|")
+        .slice(1, -1)
+        .map((c) => c.trim()),
+    );
   }
   return out;
 }

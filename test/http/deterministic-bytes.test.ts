@@ -81,7 +81,9 @@ describe("wire output of the HTTP front", () => {
     ]);
     const brokenData = sseData(broken!.body);
     expect(brokenData).not.toContain("[DONE]");
-    expect(JSON.parse(brokenData[brokenData.length - 1]!)).toEqual({ error: { message: "stream broken by the script after 1 chunks", type: "server_error", param: null, code: "unavailable" } });
+    expect(JSON.parse(brokenData[brokenData.length - 1]!)).toEqual({
+      error: { message: "stream broken by the script after 1 chunks", type: "server_error", param: null, code: "unavailable" },
+    });
   });
 
   it("lists models in OpenAI's shape at /v1/models and in OpenRouter's catalog shape at /models", async () => {

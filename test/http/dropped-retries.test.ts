@@ -38,7 +38,10 @@ describe("a scripted drop over HTTP, retried by the official SDK", () => {
   afterAll(() => h.close());
 
   it("ends in the SDK's connection error when no entry answers the retries: each retry is dropped too, not answered 404", async () => {
-    const err = await h.client({ session: "lone", step: "lone", maxRetries: 2 }).chat.completions.create(ask("first")).catch((e: unknown) => e);
+    const err = await h
+      .client({ session: "lone", step: "lone", maxRetries: 2 })
+      .chat.completions.create(ask("first"))
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.APIConnectionError);
     const calls = h.stub.episode("lone").calls;
     expect(calls.map((c) => [c.outcome, c.streamBreak, c.status?.code ?? Code.OK])).toEqual([
@@ -79,17 +82,26 @@ describe("a scripted drop over HTTP, retried by the official SDK", () => {
   it("answers a request that is not a retry as before: a spent list is a 400 the SDK does not retry", async () => {
     const client = h.client({ session: "fresh", step: "lone", maxRetries: 0 });
     expect(await client.chat.completions.create(ask("first")).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.APIConnectionError);
-    const again = await h.client({ session: "fresh", step: "lone", maxRetries: 2 }).chat.completions.create(ask("first")).catch((e: unknown) => e);
+    const again = await h
+      .client({ session: "fresh", step: "lone", maxRetries: 2 })
+      .chat.completions.create(ask("first"))
+      .catch((e: unknown) => e);
     expect(again).toBeInstanceOf(OpenAI.BadRequestError);
     expect(h.stub.episode("fresh").calls.map((c) => c.status?.code ?? Code.OK)).toEqual([Code.OK, Code.FAILED_PRECONDITION]);
   });
 
   it("forgets a drop once the session sends a new request: a later retry of the same body after a 503 is answered, not dropped", async () => {
-    expect(await h.client({ session: "then-busy", step: "then-busy", maxRetries: 0 }).chat.completions.create(ask("first")).catch((e: unknown) => e)).toBeInstanceOf(
-      OpenAI.APIConnectionError,
-    );
+    expect(
+      await h
+        .client({ session: "then-busy", step: "then-busy", maxRetries: 0 })
+        .chat.completions.create(ask("first"))
+        .catch((e: unknown) => e),
+    ).toBeInstanceOf(OpenAI.APIConnectionError);
     // The same body again, as a new request: a 503, which the SDK retries; the retry finds the list spent.
-    const err = await h.client({ session: "then-busy", step: "then-busy", maxRetries: 1 }).chat.completions.create(ask("first")).catch((e: unknown) => e);
+    const err = await h
+      .client({ session: "then-busy", step: "then-busy", maxRetries: 1 })
+      .chat.completions.create(ask("first"))
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect(h.stub.episode("then-busy").calls.map((c) => c.status?.code ?? Code.OK)).toEqual([Code.OK, Code.UNAVAILABLE, Code.FAILED_PRECONDITION]);
   });

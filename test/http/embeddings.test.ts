@@ -18,7 +18,10 @@ embeddings:
 /** The derived vector of "hello", its first four components (docs/embeddings.md, "Test vectors"). */
 const helloFirstFour = [-0.0007669313345104456, 0.028960857540369034, -0.022996453568339348, 0.02486371621489525];
 /** The derived vector of "hello" at 8 dimensions, whole. */
-const helloAt8 = [-0.009743431583046913, 0.36793142557144165, -0.29215702414512634, 0.31587955355644226, 0.27675092220306396, -0.4331075847148895, -0.4675534665584564, 0.44341447949409485];
+const helloAt8 = [
+  -0.009743431583046913, 0.36793142557144165, -0.29215702414512634, 0.31587955355644226, 0.27675092220306396, -0.4331075847148895, -0.4675534665584564,
+  0.44341447949409485,
+];
 
 /** Sum of squares in doubles: 1 within float32's rounding for a unit vector. */
 const squares = (v: readonly number[]) => v.reduce((n, x) => n + x * x, 0);
@@ -26,7 +29,11 @@ const squares = (v: readonly number[]) => v.reduce((n, x) => n + x * x, 0);
 /** POSTs a JSON body to `path`; the status and the parsed answer. */
 // biome-ignore lint/suspicious/noExplicitAny: an answer of any shape (an embedding list or an error), read by each test as it expects
 async function post(h: HttpStub, path: string, body: unknown, session = "raw"): Promise<{ status: number; json: any; episode: string | null }> {
-  const res = await fetch(`${h.base}${path}`, { method: "POST", headers: { "content-type": "application/json", "x-modelstub-session": session }, body: JSON.stringify(body) });
+  const res = await fetch(`${h.base}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-modelstub-session": session },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, json: await res.json(), episode: res.headers.get("x-modelstub-episode") };
 }
 
@@ -90,7 +97,9 @@ describe("POST /v1/embeddings with the official openai client", () => {
     const made = scriptFromEpisode(h.stub.episode("recorded"), "recorded.binpb");
     // The two model calls, answered by one repeating entry; nothing of the embeddings call.
     expect(made.draft.lists.flatMap((l) => l.entries)).toHaveLength(1);
-    expect(made.problems).toContain("call 2: an embeddings call answered by the script's embeddings: vectors, which are not written back; copy its embeddings: section");
+    expect(made.problems).toContain(
+      "call 2: an embeddings call answered by the script's embeddings: vectors, which are not written back; copy its embeddings: section",
+    );
   });
 
   it("is served at /embeddings and under OpenRouter's /api/v1 too, naming the episode in x-modelstub-episode", async () => {

@@ -1,9 +1,21 @@
+// Longer than 250 lines because one agent loop is written for every front (gRPC, in process,
+// each HTTP dialect) so that their episodes can be compared byte for byte.
 import Anthropic from "@anthropic-ai/sdk";
 import { create } from "@bufbuild/protobuf";
 import { GoogleGenAI, type Content, type GenerateContentResponse } from "@google/genai";
 import type OpenAI from "openai";
 import { describe, expect, it } from "vitest";
-import { GenerateRequestSchema, MessageSchema, Role, SamplingParamsSchema, ToolCallSchema, ToolSchema, type GenerateResponse, type GenerateStreamResponse, type Message } from "../../gen/modelstub/v1/model_pb.js";
+import {
+  GenerateRequestSchema,
+  MessageSchema,
+  Role,
+  SamplingParamsSchema,
+  ToolCallSchema,
+  ToolSchema,
+  type GenerateResponse,
+  type GenerateStreamResponse,
+  type Message,
+} from "../../gen/modelstub/v1/model_pb.js";
 import { collect } from "../support/requests.js";
 import { startStubServer } from "../support/start-stub-server.js";
 import { startHttpStub } from "./http-stub.js";
@@ -60,7 +72,13 @@ async function viaGrpc(): Promise<{ turns: Turn[]; episode: Buffer }> {
       const m: Message[] = [create(MessageSchema, { role: Role.SYSTEM, content: system }), create(MessageSchema, { role: Role.USER, content: question })];
       const [first, second] = history;
       if (first) {
-        m.push(create(MessageSchema, { role: Role.ASSISTANT, content: first.text, toolCalls: first.calls.map(([id, name, args]) => create(ToolCallSchema, { id, name, arguments: args })) }));
+        m.push(
+          create(MessageSchema, {
+            role: Role.ASSISTANT,
+            content: first.text,
+            toolCalls: first.calls.map(([id, name, args]) => create(ToolCallSchema, { id, name, arguments: args })),
+          }),
+        );
         m.push(create(MessageSchema, { role: Role.TOOL, toolCallId: first.calls[0]![0], content: toolOutput }));
       }
       if (second) m.push(create(MessageSchema, { role: Role.ASSISTANT, content: second.text }), create(MessageSchema, { role: Role.USER, content: "thanks" }));
@@ -68,7 +86,12 @@ async function viaGrpc(): Promise<{ turns: Turn[]; episode: Buffer }> {
     };
     const turns = await agentLoop({
       async turn(stream, history) {
-        const request = create(GenerateRequestSchema, { model: "m1", messages: messagesFor(history), tools, sampling: create(SamplingParamsSchema, { maxTokens: 256 }) });
+        const request = create(GenerateRequestSchema, {
+          model: "m1",
+          messages: messagesFor(history),
+          tools,
+          sampling: create(SamplingParamsSchema, { maxTokens: 256 }),
+        });
         const options = { session: "agent" };
         if (!stream) return turnOfResponse(await s.port.generate(request, options));
         const streamed = await collect(s.port.generateStream(request, options));
@@ -125,14 +148,21 @@ const viaChatCompletions = () =>
         ];
         const [first, second] = history;
         if (first) {
-          messages.push({ role: "assistant", content: first.text, tool_calls: first.calls.map(([id, name, args]) => ({ id, type: "function", function: { name, arguments: args } })) });
+          messages.push({
+            role: "assistant",
+            content: first.text,
+            tool_calls: first.calls.map(([id, name, args]) => ({ id, type: "function", function: { name, arguments: args } })),
+          });
           messages.push({ role: "tool", tool_call_id: first.calls[0]![0], content: toolOutput });
         }
         if (second) messages.push({ role: "assistant", content: second.text }, { role: "user", content: "thanks" });
         const body = { model: "m1", messages, tools, max_tokens: 256 };
         const done = stream ? await client.chat.completions.stream(body).finalChatCompletion() : await client.chat.completions.create(body);
         const m = done.choices[0]!.message;
-        return { text: m.content ?? "", calls: (m.tool_calls ?? []).map((c) => (c.type === "function" ? [c.id, c.function.name, c.function.arguments] : ["", "", ""])) };
+        return {
+          text: m.content ?? "",
+          calls: (m.tool_calls ?? []).map((c) => (c.type === "function" ? [c.id, c.function.name, c.function.arguments] : ["", "", ""])),
+        };
       },
     });
   });
@@ -148,7 +178,10 @@ const viaAnthropic = () =>
         if (first) {
           messages.push({
             role: "assistant",
-            content: [{ type: "text", text: first.text }, ...first.calls.map(([id, name, args]): Anthropic.ToolUseBlockParam => ({ type: "tool_use", id, name, input: JSON.parse(args) }))],
+            content: [
+              { type: "text", text: first.text },
+              ...first.calls.map(([id, name, args]): Anthropic.ToolUseBlockParam => ({ type: "tool_use", id, name, input: JSON.parse(args) })),
+            ],
           });
           messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: first.calls[0]![0], content: toolOutput }] });
         }
@@ -188,13 +221,23 @@ const viaResponses = () =>
 const viaGemini = () =>
   viaHttp(async (base, headers) => {
     const ai = new GoogleGenAI({ apiKey: "unused", httpOptions: { baseUrl: base, headers } });
-    const config = { systemInstruction: system, tools: [{ functionDeclarations: [{ name: "bash", description: "Runs a command.", parametersJsonSchema: schema }] }], maxOutputTokens: 256 };
+    const config = {
+      systemInstruction: system,
+      tools: [{ functionDeclarations: [{ name: "bash", description: "Runs a command.", parametersJsonSchema: schema }] }],
+      maxOutputTokens: 256,
+    };
     return agentLoop({
       async turn(stream, history) {
         const contents: Content[] = [{ role: "user", parts: [{ text: question }] }];
         const [first, second] = history;
         if (first) {
-          contents.push({ role: "model", parts: [{ text: first.text }, ...first.calls.map(([id, name, args]) => ({ functionCall: { id, name, args: JSON.parse(args) as Record<string, unknown> } }))] });
+          contents.push({
+            role: "model",
+            parts: [
+              { text: first.text },
+              ...first.calls.map(([id, name, args]) => ({ functionCall: { id, name, args: JSON.parse(args) as Record<string, unknown> } })),
+            ],
+          });
           const [id, name] = first.calls[0]!;
           contents.push({ role: "user", parts: [{ functionResponse: { id, name, response: { output: toolOutput } } }] });
         }
@@ -203,7 +246,9 @@ const viaGemini = () =>
         const chunks: GenerateContentResponse[] = stream ? [] : [await ai.models.generateContent(params)];
         if (stream) for await (const c of await ai.models.generateContentStream(params)) chunks.push(c);
         const parts = chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []);
-        const calls = parts.flatMap((p): Turn["calls"] => (p.functionCall ? [[p.functionCall.id ?? "", p.functionCall.name ?? "", JSON.stringify(p.functionCall.args)]] : []));
+        const calls = parts.flatMap((p): Turn["calls"] =>
+          p.functionCall ? [[p.functionCall.id ?? "", p.functionCall.name ?? "", JSON.stringify(p.functionCall.args)]] : [],
+        );
         return { text: parts.map((p) => p.text ?? "").join(""), calls };
       },
     });

@@ -82,7 +82,11 @@ describe("the Gemini dialect over HTTP", () => {
       candidates: [
         {
           content: {
-            parts: [{ text: "Two calls." }, { functionCall: { id: "call-unary-1-0", name: "bash", args: { command: "ls" } } }, { functionCall: { id: "call-unary-1-1", name: "read", args: { path: "/etc/hosts" } } }],
+            parts: [
+              { text: "Two calls." },
+              { functionCall: { id: "call-unary-1-0", name: "bash", args: { command: "ls" } } },
+              { functionCall: { id: "call-unary-1-1", name: "read", args: { path: "/etc/hosts" } } },
+            ],
             role: "model",
           },
           finishReason: "STOP",
@@ -113,7 +117,10 @@ describe("the Gemini dialect over HTTP", () => {
     try {
       for (const path of [call, streamCall]) {
         const body = { contents: [{ parts: [{ text: "use tools" }] }] };
-        const [a, b] = [await rawRequest(h.base, "POST", path, body, { "x-modelstub-session": `again-${path.length}` }), await rawRequest(other.base, "POST", path, body, { "x-modelstub-session": `again-${path.length}` })];
+        const [a, b] = [
+          await rawRequest(h.base, "POST", path, body, { "x-modelstub-session": `again-${path.length}` }),
+          await rawRequest(other.base, "POST", path, body, { "x-modelstub-session": `again-${path.length}` }),
+        ];
         expect(b.body.equals(a.body), path).toBe(true);
         expect(b.headers).toEqual(a.headers);
       }
@@ -130,13 +137,29 @@ describe("the Gemini dialect over HTTP", () => {
   });
 
   for (const [what, body, message] of [
-    ["a functionCall name that is not a string", { contents: [ask.contents[0], { role: "model", parts: [{ functionCall: { name: 3 } }] }] }, "contents[1].parts[0].functionCall.name: expected a string, got a number (3)"],
+    [
+      "a functionCall name that is not a string",
+      { contents: [ask.contents[0], { role: "model", parts: [{ functionCall: { name: 3 } }] }] },
+      "contents[1].parts[0].functionCall.name: expected a string, got a number (3)",
+    ],
     ["no contents", {}, "contents is required"],
     ["an unknown role", { contents: [{ role: "function", parts: [{ text: "x" }] }] }, 'contents[0].role: expected "user" or "model", got "function"'],
-    ["an image part", { contents: [{ parts: [{ inlineData: { mimeType: "image/png", data: "" } }] }] }, "contents[0].parts[0].inlineData: modelstub reads text, functionCall and functionResponse parts only"],
+    [
+      "an image part",
+      { contents: [{ parts: [{ inlineData: { mimeType: "image/png", data: "" } }] }] },
+      "contents[0].parts[0].inlineData: modelstub reads text, functionCall and functionResponse parts only",
+    ],
     ["a search tool", { ...ask, tools: [{ googleSearch: {} }] }, 'tools[0].googleSearch: modelstub offers function declarations only, not "googleSearch"'],
-    ["a functionResponse without response", { contents: [{ parts: [{ functionResponse: { name: "bash" } }] }] }, "contents[0].parts[0].functionResponse.response is required"],
-    ["two candidates", { ...ask, generationConfig: { candidateCount: 2 } }, "generationConfig.candidateCount: modelstub answers with exactly one candidate, not 2"],
+    [
+      "a functionResponse without response",
+      { contents: [{ parts: [{ functionResponse: { name: "bash" } }] }] },
+      "contents[0].parts[0].functionResponse.response is required",
+    ],
+    [
+      "two candidates",
+      { ...ask, generationConfig: { candidateCount: 2 } },
+      "generationConfig.candidateCount: modelstub answers with exactly one candidate, not 2",
+    ],
     ["a long role, quoted clipped", { contents: [{ role: "x".repeat(5000), parts: [{ text: "x" }] }] }, `got "${"x".repeat(140)}"... (5000 characters)`],
   ] as const) {
     it(`refuses ${what} with a 400 in Google's shape naming the field`, async () => {
@@ -159,7 +182,11 @@ describe("the Gemini dialect over HTTP", () => {
     const unknown = await rawRequest(h.base, "POST", "/v1beta/models/m:countTokens", ask);
     expect([unknown.status, JSON.parse(String(unknown.body)).error.status]).toEqual([404, "NOT_FOUND"]);
     const nowhere = await rawRequest(h.base, "GET", "/v1beta/files");
-    expect(JSON.parse(String(nowhere.body)).error).toMatchObject({ code: 404, status: "NOT_FOUND", message: expect.stringContaining(":streamGenerateContent?alt=sse") });
+    expect(JSON.parse(String(nowhere.body)).error).toMatchObject({
+      code: 404,
+      status: "NOT_FOUND",
+      message: expect.stringContaining(":streamGenerateContent?alt=sse"),
+    });
     const get = await rawRequest(h.base, "GET", call);
     expect([get.status, JSON.parse(String(get.body)).error.status]).toEqual([405, "UNIMPLEMENTED"]);
     const deep = await rawRequest(h.base, "POST", call, `{"contents":${"[".repeat(200)}${"]".repeat(200)}}`);
@@ -170,7 +197,11 @@ describe("the Gemini dialect over HTTP", () => {
     const million = `{"contents":[${Array(1_040_000).fill("{}").join(",")}]} and then not JSON`;
     const many = await rawRequest(h.base, "POST", call, million, { "x-modelstub-session": "hostile" });
     expect(many.status).toBe(400);
-    expect(JSON.parse(String(many.body)).error).toEqual({ code: 400, status: "INVALID_ARGUMENT", message: expect.stringMatching(/^contents holds 1040000 contents; modelstub reads at most 10000 in a request/) });
+    expect(JSON.parse(String(many.body)).error).toEqual({
+      code: 400,
+      status: "INVALID_ARGUMENT",
+      message: expect.stringMatching(/^contents holds 1040000 contents; modelstub reads at most 10000 in a request/),
+    });
     expect(h.stub.episode("hostile").calls).toHaveLength(0);
   });
 
@@ -197,7 +228,10 @@ describe("the Gemini dialect with a token and a size bound", () => {
   });
 
   it("takes it from the SDK given the token as its apiKey", async () => {
-    const r = await new GoogleGenAI({ apiKey: "s3cret-token", httpOptions: { baseUrl: base } }).models.generateContent({ model: "gemini-stub", contents: "hi" });
+    const r = await new GoogleGenAI({ apiKey: "s3cret-token", httpOptions: { baseUrl: base } }).models.generateContent({
+      model: "gemini-stub",
+      contents: "hi",
+    });
     expect(r.text).toBe("fine");
   });
 

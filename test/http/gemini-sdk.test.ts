@@ -56,8 +56,16 @@ describe("Google's @google/genai SDK against modelstub", () => {
   }
 
   /** One turn, unary or streamed; a stream's chunks are merged as a caller would: texts joined, parts in order, the last chunk's finish and usage. */
-  async function turn(ai: GoogleGenAI, stream: boolean, contents: Content[]): Promise<{ content: Content; finishReason: string | undefined; usage: unknown; chunks: number }> {
-    const params = { model: "gemini-stub", contents, config: { systemInstruction: "You are terse.", tools: [{ functionDeclarations: [getWeather] }], maxOutputTokens: 256 } };
+  async function turn(
+    ai: GoogleGenAI,
+    stream: boolean,
+    contents: Content[],
+  ): Promise<{ content: Content; finishReason: string | undefined; usage: unknown; chunks: number }> {
+    const params = {
+      model: "gemini-stub",
+      contents,
+      config: { systemInstruction: "You are terse.", tools: [{ functionDeclarations: [getWeather] }], maxOutputTokens: 256 },
+    };
     if (!stream) {
       const r = await ai.models.generateContent(params);
       return { content: r.candidates![0]!.content!, finishReason: r.candidates![0]!.finishReason, usage: r.usageMetadata, chunks: 1 };
@@ -82,7 +90,10 @@ describe("Google's @google/genai SDK against modelstub", () => {
       const ai = genai(session, "loop");
       const contents: Content[] = [{ role: "user", parts: [{ text: "What is the weather in Paris?" }] }];
       const first = await turn(ai, stream, contents);
-      expect(first.content).toEqual({ role: "model", parts: [{ text: "Let me check." }, { functionCall: { id: `call-${session}-1-0`, name: "get_weather", args: { city: "Paris" } } }] });
+      expect(first.content).toEqual({
+        role: "model",
+        parts: [{ text: "Let me check." }, { functionCall: { id: `call-${session}-1-0`, name: "get_weather", args: { city: "Paris" } } }],
+      });
       expect(first.finishReason).toBe("STOP");
       // Streamed, the text comes in the script's chunks and the call whole with the finish.
       if (stream) expect(first.chunks).toBe(5);
@@ -107,7 +118,11 @@ describe("Google's @google/genai SDK against modelstub", () => {
     const ai = genai("finish");
     for (const stream of [false, true]) {
       const long = await turn(ai, stream, [{ role: "user", parts: [{ text: "write a lot" }] }]);
-      expect([long.content.parts, long.finishReason, long.usage]).toEqual([[{ text: "Once upon" }], "MAX_TOKENS", { promptTokenCount: 5, candidatesTokenCount: 2, totalTokenCount: 7 }]);
+      expect([long.content.parts, long.finishReason, long.usage]).toEqual([
+        [{ text: "Once upon" }],
+        "MAX_TOKENS",
+        { promptTokenCount: 5, candidatesTokenCount: 2, totalTokenCount: 7 },
+      ]);
       const refused = await turn(ai, stream, [{ role: "user", parts: [{ text: "something forbidden" }] }]);
       expect(refused.finishReason).toBe("SAFETY");
     }
@@ -118,13 +133,20 @@ describe("Google's @google/genai SDK against modelstub", () => {
     const listed = [];
     for await (const m of await ai.models.list()) listed.push(m);
     expect(listed).toEqual([
-      expect.objectContaining({ name: "models/gemini-stub", displayName: "Gemini Stub", inputTokenLimit: 32000, supportedActions: ["generateContent", "streamGenerateContent"] }),
+      expect.objectContaining({
+        name: "models/gemini-stub",
+        displayName: "Gemini Stub",
+        inputTokenLimit: 32000,
+        supportedActions: ["generateContent", "streamGenerateContent"],
+      }),
     ]);
     expect(await ai.models.get({ model: "gemini-stub" })).toMatchObject({ name: "models/gemini-stub" });
     const missing = await ai.models.get({ model: "nope" }).catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(ApiError);
     expect((missing as ApiError).status).toBe(404);
-    expect(JSON.parse((missing as ApiError).message)).toEqual({ error: { code: 404, message: expect.stringContaining('no model "nope"'), status: "NOT_FOUND" } });
+    expect(JSON.parse((missing as ApiError).message)).toEqual({
+      error: { code: 404, message: expect.stringContaining('no model "nope"'), status: "NOT_FOUND" },
+    });
   });
 
   it("throws a scripted error as an ApiError with the status code and Google's body", async () => {

@@ -68,10 +68,24 @@ describe("the HTTP front under hostile requests", () => {
 
   it.each([
     ["10,001 messages", { messages: Array.from({ length: 10_001 }, () => ({ role: "user", content: "" })) }, "messages", "10001 messages", "10000"],
-    ["1,001 tools", { messages: [user], tools: Array.from({ length: 1001 }, () => ({ type: "function", function: { name: "t" } })) }, "tools", "1001 tools", "1000"],
+    [
+      "1,001 tools",
+      { messages: [user], tools: Array.from({ length: 1001 }, () => ({ type: "function", function: { name: "t" } })) },
+      "tools",
+      "1001 tools",
+      "1000",
+    ],
     [
       "1,001 tool calls in one message",
-      { messages: [user, { role: "assistant", tool_calls: Array.from({ length: 1001 }, (_, i) => ({ id: `c${i}`, type: "function", function: { name: "t", arguments: "{}" } })) }] },
+      {
+        messages: [
+          user,
+          {
+            role: "assistant",
+            tool_calls: Array.from({ length: 1001 }, (_, i) => ({ id: `c${i}`, type: "function", function: { name: "t", arguments: "{}" } })),
+          },
+        ],
+      },
       "messages[1].tool_calls",
       "1001 tool calls",
       "1000",

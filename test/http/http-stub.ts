@@ -24,7 +24,13 @@ export interface HttpStub {
 /** Starts a stub serving `scriptText` (the built-in default script when undefined) over HTTP. */
 export async function startHttpStub(
   scriptText: string | undefined,
-  opts: { clock?: "real" | "virtual"; limits?: Pick<StubOptions, "maxSessions" | "maxEpisodeCalls" | "maxEpisodeBytes">; processingComments?: boolean; token?: string; maxBodyBytes?: number } = {},
+  opts: {
+    clock?: "real" | "virtual";
+    limits?: Pick<StubOptions, "maxSessions" | "maxEpisodeCalls" | "maxEpisodeBytes">;
+    processingComments?: boolean;
+    token?: string;
+    maxBodyBytes?: number;
+  } = {},
 ): Promise<HttpStub> {
   const script = scriptText === undefined ? defaultScript() : loadScriptText(scriptText, "test.yaml");
   const stub = createStub({ script, clock: opts.clock === "real" ? createRealClock() : createVirtualClock(), ...opts.limits });
@@ -79,20 +85,25 @@ const identityHeaders = new Set(["x-modelstub-instance", "x-modelstub-episode"])
 export function rawRequest(base: string, method: string, path: string, body?: string | object, headers: Record<string, string> = {}): Promise<RawExchange> {
   const text = body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body);
   return new Promise((resolve) => {
-    const req = request(new URL(path, base), { method, headers: { ...(text !== undefined ? { "content-type": "application/json" } : {}), ...headers }, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      const pairs: [string, string][] = [];
-      const identity: [string, string][] = [];
-      for (let i = 0; i < res.rawHeaders.length; i += 2) {
-        const name = res.rawHeaders[i]!.toLowerCase();
-        (identityHeaders.has(name) ? identity : pairs).push([name, res.rawHeaders[i + 1]!]);
-      }
-      const done = (error?: string) => resolve({ status: res.statusCode ?? 0, headers: pairs, identity, body: Buffer.concat(chunks), ...(error ? { error } : {}) });
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => done());
-      res.on("error", (e) => done(e.message));
-      res.on("aborted", () => done("aborted"));
-    });
+    const req = request(
+      new URL(path, base),
+      { method, headers: { ...(text !== undefined ? { "content-type": "application/json" } : {}), ...headers }, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        const pairs: [string, string][] = [];
+        const identity: [string, string][] = [];
+        for (let i = 0; i < res.rawHeaders.length; i += 2) {
+          const name = res.rawHeaders[i]!.toLowerCase();
+          (identityHeaders.has(name) ? identity : pairs).push([name, res.rawHeaders[i + 1]!]);
+        }
+        const done = (error?: string) =>
+          resolve({ status: res.statusCode ?? 0, headers: pairs, identity, body: Buffer.concat(chunks), ...(error ? { error } : {}) });
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => done());
+        res.on("error", (e) => done(e.message));
+        res.on("aborted", () => done("aborted"));
+      },
+    );
     req.on("error", (e) => resolve({ status: 0, headers: [], identity: [], body: Buffer.alloc(0), error: e.message }));
     if (text !== undefined) req.write(text);
     req.end();

@@ -50,7 +50,11 @@ function langchain(name: string, route: string, chatModel: (base: string) => Bas
     routes: [route, route],
     async loop(base, streamed) {
       const ran: string[] = [];
-      const getWeather = tool(({ city }) => weather(city, ran), { name: "get_weather", description: "The weather in a city", schema: z.object({ city: z.string() }) });
+      const getWeather = tool(({ city }) => weather(city, ran), {
+        name: "get_weather",
+        description: "The weather in a city",
+        schema: z.object({ city: z.string() }),
+      });
       const model = chatModel(base).bindTools!([getWeather]);
       async function ask(messages: BaseMessage[]): Promise<AIMessage | AIMessageChunk> {
         if (!streamed) return model.invoke(messages);
@@ -83,7 +87,11 @@ const googleGenAI: Client = {
       tools: [
         {
           functionDeclarations: [
-            { name: "get_weather", description: "The weather in a city", parametersJsonSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } },
+            {
+              name: "get_weather",
+              description: "The weather in a city",
+              parametersJsonSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+            },
           ],
         },
       ],
@@ -126,7 +134,12 @@ describe("JavaScript clients on their default paths", () => {
       const h = await startHttpStub(script);
       try {
         const unary = await client.loop(h.base, false);
-        expect(unary).toEqual({ firstText: "Let me check.", calls: [["get_weather", { city: "Paris" }]], ran: ["Paris"], finalText: "The tool says: 18 degrees in Paris" });
+        expect(unary).toEqual({
+          firstText: "Let me check.",
+          calls: [["get_weather", { city: "Paris" }]],
+          ran: ["Paris"],
+          finalText: "The tool says: 18 degrees in Paris",
+        });
         expect(await client.loop(h.base, true)).toEqual(unary);
 
         // The episode: the unary loop's two calls, then the streamed loop's; each second call sent
@@ -141,7 +154,9 @@ describe("JavaScript clients on their default paths", () => {
         for (const i of [1, 3]) {
           const id = calls[i - 1]!.response!.message!.toolCalls[0]!.id;
           const messages = calls[i]!.request!.messages;
-          expect(messages.filter((m) => m.role === Role.ASSISTANT).map((m) => m.toolCalls.map((c) => [c.id, c.name, JSON.parse(c.arguments)]))).toEqual([[[id, "get_weather", { city: "Paris" }]]]);
+          expect(messages.filter((m) => m.role === Role.ASSISTANT).map((m) => m.toolCalls.map((c) => [c.id, c.name, JSON.parse(c.arguments)]))).toEqual([
+            [[id, "get_weather", { city: "Paris" }]],
+          ]);
           expect(messages.filter((m) => m.role === Role.TOOL).map((m) => [m.toolCallId, m.content])).toEqual([[id, "18 degrees in Paris"]]);
           expect(calls[i]!.response!.message!.content).toBe("The tool says: 18 degrees in Paris");
         }

@@ -109,7 +109,16 @@ describe("a long streamed Responses answer", () => {
       const events = String(streamed.body)
         .split("\n\n")
         .filter((e) => e.length > 0)
-        .map((e) => JSON.parse(e.slice(e.indexOf("\ndata: ") + "\ndata: ".length)) as { type: string; text?: string; part?: { text: string }; item?: { content: { text: string }[] }; response?: { output: { content: { text: string }[] }[] } });
+        .map(
+          (e) =>
+            JSON.parse(e.slice(e.indexOf("\ndata: ") + "\ndata: ".length)) as {
+              type: string;
+              text?: string;
+              part?: { text: string };
+              item?: { content: { text: string }[] };
+              response?: { output: { content: { text: string }[] }[] };
+            },
+        );
       const text = `PROBE-ECHO ok: ${input}`;
       expect(events.find((e) => e.type === "response.output_text.done")?.text).toBe(text);
       expect(events.find((e) => e.type === "response.content_part.done")?.part?.text).toBe(text);

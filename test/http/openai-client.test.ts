@@ -53,7 +53,14 @@ describe("the HTTP front with the official openai client", () => {
   afterAll(() => h.close());
 
   it("answers a non-streaming call with the scripted text, a derived id, the timeline's created, the usage and OpenRouter's provider fields", async () => {
-    const { data: c, response, request_id } = await h.client({ session: "unary" }).chat.completions.create({ model: "stub-large", messages: [{ role: "user", content: "hello" }] }).withResponse();
+    const {
+      data: c,
+      response,
+      request_id,
+    } = await h
+      .client({ session: "unary" })
+      .chat.completions.create({ model: "stub-large", messages: [{ role: "user", content: "hello" }] })
+      .withResponse();
     expect(response.headers.get("x-generation-id")).toBe("chatcmpl-gen-unary-1");
     expect(request_id).toBe("req_gen-unary-1");
     expect(c).toEqual({
@@ -63,7 +70,15 @@ describe("the HTTP front with the official openai client", () => {
       model: "stub-large",
       provider: "modelstub",
       system_fingerprint: "fp_modelstub",
-      choices: [{ index: 0, message: { role: "assistant", content: "Hello there, friend.", refusal: null }, logprobs: null, finish_reason: "stop", native_finish_reason: "stop" }],
+      choices: [
+        {
+          index: 0,
+          message: { role: "assistant", content: "Hello there, friend.", refusal: null },
+          logprobs: null,
+          finish_reason: "stop",
+          native_finish_reason: "stop",
+        },
+      ],
       usage: { prompt_tokens: 7, completion_tokens: 4, total_tokens: 11 },
     });
   });
@@ -80,7 +95,10 @@ describe("the HTTP front with the official openai client", () => {
     ]);
     expect(final.choices[0]!.message.content).toBe("Let me look.");
     expect(final.choices[0]!.finish_reason).toBe("tool_calls");
-    expect(unary.choices[0]!.message.tool_calls!.map((c) => (c.type === "function" ? c.function.arguments : ""))).toEqual(['{"command":"ls -la /tmp"}', '{"path":"/etc/hosts"}']);
+    expect(unary.choices[0]!.message.tool_calls!.map((c) => (c.type === "function" ? c.function.arguments : ""))).toEqual([
+      '{"command":"ls -la /tmp"}',
+      '{"path":"/etc/hosts"}',
+    ]);
   });
 
   it("sends a final usage chunk with empty choices when include_usage is set, and usage null before it", async () => {
@@ -129,7 +147,9 @@ describe("the HTTP front with the official openai client", () => {
   });
 
   it("ends a stream broken by a scripted error with an error event the SDK throws, after the chunks before it", async () => {
-    const stream = await h.client({ session: "broken", step: "broken" }).chat.completions.create({ model: "m", messages: [{ role: "user", content: "go" }], stream: true });
+    const stream = await h
+      .client({ session: "broken", step: "broken" })
+      .chat.completions.create({ model: "m", messages: [{ role: "user", content: "go" }], stream: true });
     const text: string[] = [];
     const err = await (async () => {
       for await (const c of stream) text.push(c.choices[0]?.delta.content ?? "");
@@ -141,7 +161,9 @@ describe("the HTTP front with the official openai client", () => {
   });
 
   it("cuts a dropped stream's connection mid-SSE: the SDK fails after the chunks before the drop", async () => {
-    const stream = await h.client({ session: "dropped", step: "dropped" }).chat.completions.create({ model: "m", messages: [{ role: "user", content: "go" }], stream: true });
+    const stream = await h
+      .client({ session: "dropped", step: "dropped" })
+      .chat.completions.create({ model: "m", messages: [{ role: "user", content: "go" }], stream: true });
     const text: string[] = [];
     const err = await (async () => {
       for await (const c of stream) text.push(c.choices[0]?.delta.content ?? "");

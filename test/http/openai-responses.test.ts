@@ -37,7 +37,13 @@ steps:
 `;
 
 const tools: OpenAI.Responses.FunctionTool[] = [
-  { type: "function", name: "get_weather", description: "The weather in a city.", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: false },
+  {
+    type: "function",
+    name: "get_weather",
+    description: "The weather in a city.",
+    parameters: { type: "object", properties: { city: { type: "string" } } },
+    strict: false,
+  },
 ];
 
 /** The fields the SDK's parse helpers add to a streamed response (all null here), for comparing it with a unary one. */
@@ -66,8 +72,22 @@ describe("the Responses API with the official openai client", () => {
       incomplete_details: null,
       instructions: "Be kind.",
       model: "stub-large",
-      output: [{ id: "msg_gen-unary-1", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: "Hello there, friend.", annotations: [] }] }],
-      usage: { input_tokens: 7, input_tokens_details: { cached_tokens: 0 }, output_tokens: 4, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 11 },
+      output: [
+        {
+          id: "msg_gen-unary-1",
+          type: "message",
+          status: "completed",
+          role: "assistant",
+          content: [{ type: "output_text", text: "Hello there, friend.", annotations: [] }],
+        },
+      ],
+      usage: {
+        input_tokens: 7,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: 4,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: 11,
+      },
       tools: [],
       temperature: null,
       top_p: null,
@@ -78,10 +98,23 @@ describe("the Responses API with the official openai client", () => {
 
   it("answers a reply cut at its token limit as incomplete, with reason max_output_tokens, unary and streamed", async () => {
     const r = await h.client({ session: "cut" }).responses.create({ model: "m", input: "a long one", max_output_tokens: 5 });
-    expect([r.status, r.incomplete_details, r.max_output_tokens, r.output_text]).toEqual(["incomplete", { reason: "max_output_tokens" }, 5, "This is where it stops"]);
+    expect([r.status, r.incomplete_details, r.max_output_tokens, r.output_text]).toEqual([
+      "incomplete",
+      { reason: "max_output_tokens" },
+      5,
+      "This is where it stops",
+    ]);
     const types: string[] = [];
-    const streamed = await h.client({ session: "cut" }).responses.stream({ model: "m", input: "a long one", max_output_tokens: 5 }).on("event", (e) => types.push(e.type)).finalResponse();
-    expect([streamed.status, streamed.incomplete_details, types[types.length - 1]]).toEqual(["incomplete", { reason: "max_output_tokens" }, "response.incomplete"]);
+    const streamed = await h
+      .client({ session: "cut" })
+      .responses.stream({ model: "m", input: "a long one", max_output_tokens: 5 })
+      .on("event", (e) => types.push(e.type))
+      .finalResponse();
+    expect([streamed.status, streamed.incomplete_details, types[types.length - 1]]).toEqual([
+      "incomplete",
+      { reason: "max_output_tokens" },
+      "response.incomplete",
+    ]);
   });
 
   it("runs a whole tool loop unary: a function_call item, then the answer to its function_call_output", async () => {
@@ -90,8 +123,17 @@ describe("the Responses API with the official openai client", () => {
     const first = await client.responses.create({ model: "m", input, tools, store: false });
     expect(first.output_text).toBe("Let me check.");
     const call = first.output.find((o): o is OpenAI.Responses.ResponseFunctionToolCall => o.type === "function_call")!;
-    expect(call).toEqual({ id: "fc_gen-loop-unary-1_0", type: "function_call", status: "completed", call_id: "call-loop-unary-1-0", name: "get_weather", arguments: '{"city":"Paris","units":"metric"}' });
-    expect(first.tools).toEqual([{ type: "function", name: "get_weather", description: "The weather in a city.", parameters: tools[0]!.parameters, strict: false }]);
+    expect(call).toEqual({
+      id: "fc_gen-loop-unary-1_0",
+      type: "function_call",
+      status: "completed",
+      call_id: "call-loop-unary-1-0",
+      name: "get_weather",
+      arguments: '{"city":"Paris","units":"metric"}',
+    });
+    expect(first.tools).toEqual([
+      { type: "function", name: "get_weather", description: "The weather in a city.", parameters: tools[0]!.parameters, strict: false },
+    ]);
     // The client sends the output back, then the tool's result, as the Responses API asks.
     input.push(...(first.output as OpenAI.Responses.ResponseInputItem[]), { type: "function_call_output", call_id: call.call_id, output: "18°C and sunny" });
     const second = await client.responses.create({ model: "m", input, tools, store: false });
@@ -105,7 +147,10 @@ describe("the Responses API with the official openai client", () => {
     const first = await client.responses.stream({ model: "m", input, tools }).finalResponse();
     const call = first.output.find((o) => o.type === "function_call");
     expect(call).toMatchObject({ call_id: "call-loop-stream-1-0", name: "get_weather", arguments: '{"city":"Paris","units":"metric"}' });
-    input.push({ type: "function_call", call_id: call!.call_id, name: call!.name, arguments: call!.arguments }, { type: "function_call_output", call_id: call!.call_id, output: [{ type: "input_text", text: "rainy" }] });
+    input.push(
+      { type: "function_call", call_id: call!.call_id, name: call!.name, arguments: call!.arguments },
+      { type: "function_call_output", call_id: call!.call_id, output: [{ type: "input_text", text: "rainy" }] },
+    );
     const stream = await client.responses.create({ model: "m", input, tools, stream: true });
     const deltas: string[] = [];
     for await (const e of stream) if (e.type === "response.output_text.delta") deltas.push(e.delta);
@@ -121,7 +166,12 @@ describe("the Responses API with the official openai client", () => {
       const stream = client.responses.stream({ model: "m", input: text, tools }).on("event", (e) => events.push(e));
       const final = await stream.finalResponse();
       // Ids derive from the sequence, one call apart.
-      const renumber = (r: unknown) => JSON.parse(JSON.stringify(r).replaceAll(/gen-same-(\d+)/g, "gen-same-N").replaceAll(/call-same-(\d+)/g, "call-same-N"));
+      const renumber = (r: unknown) =>
+        JSON.parse(
+          JSON.stringify(r)
+            .replaceAll(/gen-same-(\d+)/g, "gen-same-N")
+            .replaceAll(/call-same-(\d+)/g, "call-same-N"),
+        );
       expect(renumber(withoutParsed(final))).toEqual(renumber(unary));
       const completed = events.find((e) => e.type === "response.completed");
       expect(renumber(completed && "response" in completed ? { ...completed.response, output_text: unary.output_text } : undefined)).toEqual(renumber(unary));
@@ -133,10 +183,12 @@ describe("the Responses API with the official openai client", () => {
     const before = h.logs.length;
     const r = await h.client({ session: "retry", step: "retry", maxRetries: 1 }).responses.create({ model: "m", input: "go" });
     expect(r.output_text).toBe("worth the wait");
-    await expect.poll(() => h.logs.slice(before).map((l) => [l.path, l.status])).toEqual([
-      ["/v1/responses", 429],
-      ["/v1/responses", 200],
-    ]);
+    await expect
+      .poll(() => h.logs.slice(before).map((l) => [l.path, l.status]))
+      .toEqual([
+        ["/v1/responses", 429],
+        ["/v1/responses", 200],
+      ]);
   });
 
   it("answers an exhausted list with a 400 in OpenAI's shape, which the SDK does not retry", async () => {

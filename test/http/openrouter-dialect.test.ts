@@ -61,7 +61,10 @@ describe("the OpenRouter dialect, as its harnesses call it", () => {
     expect(await client.models.retrieve("stub-large")).toMatchObject({ id: "stub-large", object: "model" });
     // A path under it that is no route is a 404 naming the path as sent.
     const missing = await rawRequest(h.base, "GET", "/api/v1/audio/speech");
-    expect([missing.status, JSON.parse(missing.body.toString()).error.message]).toEqual([404, expect.stringMatching(/^no route GET \/api\/v1\/audio\/speech; /)]);
+    expect([missing.status, JSON.parse(missing.body.toString()).error.message]).toEqual([
+      404,
+      expect.stringMatching(/^no route GET \/api\/v1\/audio\/speech; /),
+    ]);
   });
 
   it("retrieves one model under either base URL: .../v1 or the host root", async () => {
@@ -80,7 +83,8 @@ describe("the OpenRouter dialect, as its harnesses call it", () => {
     expect(unary.choices[0]!.message.content).toBeNull();
     expect(streamed.choices[0]!.message.content).toBeNull();
     // The same call, its id apart (ids carry the call's sequence in the session).
-    const calls = (c: OpenAI.ChatCompletion) => c.choices[0]!.message.tool_calls!.map((t) => (t.type === "function" ? [t.function.name, t.function.arguments] : [t.type]));
+    const calls = (c: OpenAI.ChatCompletion) =>
+      c.choices[0]!.message.tool_calls!.map((t) => (t.type === "function" ? [t.function.name, t.function.arguments] : [t.type]));
     expect(calls(streamed)).toEqual(calls(unary));
     expect(calls(unary)).toEqual([["get_weather", '{"city":"Paris"}']]);
     const raw = await client.chat.completions.create({ ...body, stream: true });
@@ -99,7 +103,13 @@ describe("the OpenRouter dialect, as its harnesses call it", () => {
   });
 
   it("names the provider and the native finish reason in every chunk, and the generation in an X-Generation-Id header", async () => {
-    const r = await rawRequest(h.base, "POST", "/v1/chat/completions", { model: "stub-large", stream: true, messages: [{ role: "user", content: "hello" }] }, { "x-modelstub-session": "gen-id" });
+    const r = await rawRequest(
+      h.base,
+      "POST",
+      "/v1/chat/completions",
+      { model: "stub-large", stream: true, messages: [{ role: "user", content: "hello" }] },
+      { "x-modelstub-session": "gen-id" },
+    );
     expect(r.headers).toContainEqual(["x-generation-id", "chatcmpl-gen-gen-id-1"]);
     const chunks = String(r.body)
       .split("\n\n")

@@ -39,12 +39,16 @@ describe("the default script's probes over HTTP", () => {
   });
 
   it("PROBE-ECHO answers once, with the user's words", async () => {
-    const c = await h.client({ session: "echo" }).chat.completions.create({ model: "modelstub-default", messages: [{ role: "user", content: "PROBE-ECHO hi" }] });
+    const c = await h
+      .client({ session: "echo" })
+      .chat.completions.create({ model: "modelstub-default", messages: [{ role: "user", content: "PROBE-ECHO hi" }] });
     expect(c.choices[0]!.message.content).toBe("PROBE-ECHO ok: PROBE-ECHO hi");
   });
 
   it("PROBE-SLOW streams word by word and reassembles to the whole reply", async () => {
-    const stream = await h.client({ session: "slow" }).chat.completions.create({ model: "modelstub-default", messages: [{ role: "user", content: "PROBE-SLOW" }], stream: true });
+    const stream = await h
+      .client({ session: "slow" })
+      .chat.completions.create({ model: "modelstub-default", messages: [{ role: "user", content: "PROBE-SLOW" }], stream: true });
     const words: string[] = [];
     for await (const c of stream) if (c.choices[0]?.delta.content) words.push(c.choices[0].delta.content);
     expect(words.length).toBeGreaterThan(20);
@@ -69,7 +73,10 @@ describe("the default script's probes over HTTP", () => {
       expect(turn.choices[0]!.message.tool_calls ?? []).toEqual([]);
       expect(turn.choices[0]!.finish_reason).toBe("stop");
       claims.push(turn.choices[0]!.message.content);
-      messages.push({ role: "assistant", content: turn.choices[0]!.message.content }, { role: "user", content: "Rejected: nothing changed (git diff is empty). Make the change, then say done." });
+      messages.push(
+        { role: "assistant", content: turn.choices[0]!.message.content },
+        { role: "user", content: "Rejected: nothing changed (git diff is empty). Make the change, then say done." },
+      );
     }
     expect(claims).toEqual([
       "Done. I have finished the task: src/a.ts is updated and everything is complete.",
@@ -82,6 +89,8 @@ describe("the default script's probes over HTTP", () => {
   it("lists the default script's model in both model lists", async () => {
     expect((await h.client().models.list()).data.map((m) => m.id)).toEqual(["modelstub-default"]);
     const catalog = JSON.parse(String((await rawRequest(h.base, "GET", "/models?output_modalities=all")).body));
-    expect(catalog.data.map((m: { id: string; name: string; context_length: number }) => [m.id, m.name, m.context_length])).toEqual([["modelstub-default", "modelstub default script", 128000]]);
+    expect(catalog.data.map((m: { id: string; name: string; context_length: number }) => [m.id, m.name, m.context_length])).toEqual([
+      ["modelstub-default", "modelstub default script", 128000],
+    ]);
   });
 });

@@ -55,7 +55,10 @@ describe("OpenAI Responses: incomplete answers and request ids, through the offi
       for await (const e of await client(`s-${input}`).responses.create({ model: "m", input, stream: true })) events.push(e as (typeof events)[number]);
       const done = events.filter((e) => e.type === "response.output_item.done").map((e) => e.item!.status);
       expect(done.at(-1), input).toBe("incomplete");
-      expect(done.slice(0, -1).every((s) => s === "completed"), input).toBe(true);
+      expect(
+        done.slice(0, -1).every((s) => s === "completed"),
+        input,
+      ).toBe(true);
       const last = events.at(-1)!;
       expect(last.type, input).toBe("response.incomplete");
       // Two sessions: the ids differ by the session name only.
@@ -66,7 +69,9 @@ describe("OpenAI Responses: incomplete answers and request ids, through the offi
   it("names every answer of a call that ran with x-request-id, errors included, as the SDK reads it", async () => {
     const ok = await client("ids").responses.create({ model: "m", input: "hi" });
     expect(ok._request_id).toBe("req_gen-ids-1");
-    const err = await client("ids").responses.create({ model: "m", input: "LIMITED" }).catch((e: unknown) => e);
+    const err = await client("ids")
+      .responses.create({ model: "m", input: "LIMITED" })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     expect((err as InstanceType<typeof OpenAI.RateLimitError>).requestID).toBe("req_gen-ids-2");
   });

@@ -1,7 +1,15 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import type OpenAI from "openai";
 import { describe, expect, it } from "vitest";
-import { GenerateRequestSchema, MessageSchema, Role, SamplingParamsSchema, ToolCallSchema, ToolSchema, type GenerateRequest } from "../../gen/modelstub/v1/model_pb.js";
+import {
+  GenerateRequestSchema,
+  MessageSchema,
+  Role,
+  SamplingParamsSchema,
+  ToolCallSchema,
+  ToolSchema,
+  type GenerateRequest,
+} from "../../gen/modelstub/v1/model_pb.js";
 import { parseChatRequest } from "../../src/http/parse-chat-request.js";
 import { parseResponsesRequest } from "../../src/http/parse-responses-request.js";
 import { startHttpStub } from "./http-stub.js";
@@ -11,7 +19,13 @@ const bash = { type: "object", properties: { command: { type: "string" } }, requ
 /** A multi-turn tool conversation, as OpenAI chat completions writes it. */
 const chatMessages: OpenAI.ChatCompletionMessageParam[] = [
   { role: "system", content: "You are terse." },
-  { role: "user", content: [{ type: "text", text: "list " }, { type: "text", text: "/tmp" }] },
+  {
+    role: "user",
+    content: [
+      { type: "text", text: "list " },
+      { type: "text", text: "/tmp" },
+    ],
+  },
   {
     role: "assistant",
     content: "Looking.",
@@ -35,7 +49,13 @@ const chatTools: OpenAI.ChatCompletionTool[] = [
 
 /** The same conversation, as OpenAI's Responses API writes it (and as a client replays `output`). */
 const input: OpenAI.Responses.ResponseInputItem[] = [
-  { role: "user", content: [{ type: "input_text", text: "list " }, { type: "input_text", text: "/tmp" }] },
+  {
+    role: "user",
+    content: [
+      { type: "input_text", text: "list " },
+      { type: "input_text", text: "/tmp" },
+    ],
+  },
   // A reasoning model's item, replayed: modelstub skips it.
   { type: "reasoning", id: "rs_1", summary: [] },
   { id: "msg_1", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: "Looking.", annotations: [] }] },
@@ -56,7 +76,16 @@ const responseTools: OpenAI.Responses.FunctionTool[] = [
 ];
 
 const chatBody = { model: "m1", messages: chatMessages, tools: chatTools, temperature: 0.25, top_p: 0.5, max_completion_tokens: 64 };
-const responsesBody = { model: "m1", instructions: "You are terse.", input, tools: responseTools, temperature: 0.25, top_p: 0.5, max_output_tokens: 64, store: false };
+const responsesBody = {
+  model: "m1",
+  instructions: "You are terse.",
+  input,
+  tools: responseTools,
+  temperature: 0.25,
+  top_p: 0.5,
+  max_output_tokens: 64,
+  store: false,
+};
 
 /** The same conversation, as a gRPC client builds it. */
 function grpcRequest(): GenerateRequest {
@@ -66,7 +95,11 @@ function grpcRequest(): GenerateRequest {
     messages: [
       create(MessageSchema, { role: Role.SYSTEM, content: "You are terse." }),
       create(MessageSchema, { role: Role.USER, content: "list /tmp" }),
-      create(MessageSchema, { role: Role.ASSISTANT, content: "Looking.", toolCalls: [call("call-1", "bash", '{"command":"ls /tmp"}'), call("call-2", "read", '{"path":"/etc/hosts"}')] }),
+      create(MessageSchema, {
+        role: Role.ASSISTANT,
+        content: "Looking.",
+        toolCalls: [call("call-1", "bash", '{"command":"ls /tmp"}'), call("call-2", "read", '{"path":"/etc/hosts"}')],
+      }),
       create(MessageSchema, { role: Role.TOOL, toolCallId: "call-1", content: "a.txt b.txt" }),
       create(MessageSchema, { role: Role.TOOL, toolCallId: "call-2", content: "127.0.0.1 localhost" }),
       create(MessageSchema, { role: Role.ASSISTANT, toolCalls: [call("call-3", "bash", "{}")] }),
@@ -96,7 +129,16 @@ describe("one conversation through the Responses API, chat completions and gRPC"
     const one = parseResponsesRequest(JSON.stringify({ input: "hi", max_output_tokens: 9, temperature: null }));
     if ("error" in none || "error" in one) throw new Error("refused");
     expect(none.value.request.sampling).toBeUndefined();
-    expect(bytes(one.value.request).equals(bytes(create(GenerateRequestSchema, { messages: [create(MessageSchema, { role: Role.USER, content: "hi" })], sampling: create(SamplingParamsSchema, { maxTokens: 9 }) })))).toBe(true);
+    expect(
+      bytes(one.value.request).equals(
+        bytes(
+          create(GenerateRequestSchema, {
+            messages: [create(MessageSchema, { role: Role.USER, content: "hi" })],
+            sampling: create(SamplingParamsSchema, { maxTokens: 9 }),
+          }),
+        ),
+      ),
+    ).toBe(true);
   });
 
   it("records byte-identical episodes whether the conversation came as chat completions or as Responses, unary and streamed", async () => {

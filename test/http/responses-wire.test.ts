@@ -1,3 +1,5 @@
+// Longer than 250 lines because it is the Responses API's wire in two parts: the events and
+// objects it writes, and the refusals of malformed requests.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rawRequest, startHttpStub, type HttpStub, type RawExchange } from "./http-stub.js";
 
@@ -84,7 +86,12 @@ describe("the Responses API's wire output", () => {
     );
     const data = got.map(([, d]) => d);
     expect(data.filter((d) => d["type"] === "response.output_text.delta").map((d) => d["delta"])).toEqual(["Calling ", "now."]);
-    expect(data[9]).toEqual({ type: "response.output_item.added", sequence_number: 9, output_index: 1, item: { id: "fc_gen-bytes-1_0", type: "function_call", status: "in_progress", call_id: "call-bytes-1-0", name: "bash", arguments: "" } });
+    expect(data[9]).toEqual({
+      type: "response.output_item.added",
+      sequence_number: 9,
+      output_index: 1,
+      item: { id: "fc_gen-bytes-1_0", type: "function_call", status: "in_progress", call_id: "call-bytes-1-0", name: "bash", arguments: "" },
+    });
     expect(data.filter((d) => d["type"] === "response.function_call_arguments.delta").map((d) => d["delta"])).toEqual(['{"command":"echo ', 'hi"}']);
     expect(data[12]).toMatchObject({ item_id: "fc_gen-bytes-1_0", output_index: 1, name: "bash", arguments: '{"command":"echo hi"}' });
     const completed = data[14]!["response"] as Record<string, unknown>;
@@ -145,18 +152,95 @@ const corpus: [string, string | object, string | null, string, string][] = [
   ["no item at all", { input: [] }, "input", "at least one item", "invalid_value"],
   ["an item without type or role", { input: [{ content: "hi" }] }, "input[0].type", "input[0].type is required", "missing_required_parameter"],
   ["an unknown role", { input: [user, { role: "tool", content: "x" }] }, "input[1].role", "function_call_output item", "invalid_value"],
-  ["an image part", { input: [{ role: "user", content: [{ type: "input_image", image_url: "x" }] }] }, "input[0].content[0].type", "text parts only", "invalid_value"],
-  ["a file part", { input: [user, { role: "user", content: [{ type: "input_text", text: "a" }, { type: "input_file", file_id: "f" }] }] }, "input[1].content[1].type", '"input_file"', "invalid_value"],
-  ["an item reference this server never answered", { input: [user, { type: "item_reference", id: "msg_1" }] }, "input[1].id", 'no message item "msg_1" in this session', "invalid_value"],
-  ["a web search call item", { input: [user, user, user, { type: "web_search_call", id: "ws", status: "completed" }] }, "input[3].type", '"web_search_call"', "invalid_value"],
-  ["a function_call without call_id", { input: [user, { type: "function_call", name: "b", arguments: "{}" }] }, "input[1].call_id", "call_id is required", "missing_required_parameter"],
-  ["function_call arguments as an object", { input: [user, { type: "function_call", call_id: "c", name: "b", arguments: { a: 1 } }] }, "input[1].arguments", "expected a string", "invalid_type"],
-  ["a function_call_output without output", { input: [user, { type: "function_call_output", call_id: "c" }] }, "input[1].output", "output is required", "missing_required_parameter"],
-  ["an image in a tool output", { input: [user, { type: "function_call_output", call_id: "c", output: [{ type: "input_image" }] }] }, "input[1].output[0].type", "text parts only", "invalid_value"],
-  ["more items than a request may hold", { input: Array.from({ length: 10_001 }, () => user) }, "input", "input holds 10001 items; modelstub reads at most 10000", "too_many_items"],
+  [
+    "an image part",
+    { input: [{ role: "user", content: [{ type: "input_image", image_url: "x" }] }] },
+    "input[0].content[0].type",
+    "text parts only",
+    "invalid_value",
+  ],
+  [
+    "a file part",
+    {
+      input: [
+        user,
+        {
+          role: "user",
+          content: [
+            { type: "input_text", text: "a" },
+            { type: "input_file", file_id: "f" },
+          ],
+        },
+      ],
+    },
+    "input[1].content[1].type",
+    '"input_file"',
+    "invalid_value",
+  ],
+  [
+    "an item reference this server never answered",
+    { input: [user, { type: "item_reference", id: "msg_1" }] },
+    "input[1].id",
+    'no message item "msg_1" in this session',
+    "invalid_value",
+  ],
+  [
+    "a web search call item",
+    { input: [user, user, user, { type: "web_search_call", id: "ws", status: "completed" }] },
+    "input[3].type",
+    '"web_search_call"',
+    "invalid_value",
+  ],
+  [
+    "a function_call without call_id",
+    { input: [user, { type: "function_call", name: "b", arguments: "{}" }] },
+    "input[1].call_id",
+    "call_id is required",
+    "missing_required_parameter",
+  ],
+  [
+    "function_call arguments as an object",
+    { input: [user, { type: "function_call", call_id: "c", name: "b", arguments: { a: 1 } }] },
+    "input[1].arguments",
+    "expected a string",
+    "invalid_type",
+  ],
+  [
+    "a function_call_output without output",
+    { input: [user, { type: "function_call_output", call_id: "c" }] },
+    "input[1].output",
+    "output is required",
+    "missing_required_parameter",
+  ],
+  [
+    "an image in a tool output",
+    { input: [user, { type: "function_call_output", call_id: "c", output: [{ type: "input_image" }] }] },
+    "input[1].output[0].type",
+    "text parts only",
+    "invalid_value",
+  ],
+  [
+    "more items than a request may hold",
+    { input: Array.from({ length: 10_001 }, () => user) },
+    "input",
+    "input holds 10001 items; modelstub reads at most 10000",
+    "too_many_items",
+  ],
   ["a built-in tool", { input: "hi", tools: [{ type: "web_search" }] }, "tools[0].type", "function tools only", "invalid_value"],
-  ["a function tool without a name", { input: "hi", tools: [{ type: "function", parameters: {} }] }, "tools[0].name", "tools[0].name is required", "missing_required_parameter"],
-  ["tool parameters as a string", { input: "hi", tools: [{ type: "function", name: "t", parameters: "{}" }] }, "tools[0].parameters", "expected an object", "invalid_type"],
+  [
+    "a function tool without a name",
+    { input: "hi", tools: [{ type: "function", parameters: {} }] },
+    "tools[0].name",
+    "tools[0].name is required",
+    "missing_required_parameter",
+  ],
+  [
+    "tool parameters as a string",
+    { input: "hi", tools: [{ type: "function", name: "t", parameters: "{}" }] },
+    "tools[0].parameters",
+    "expected an object",
+    "invalid_type",
+  ],
   ["instructions as a list", { input: "hi", instructions: [user] }, "instructions", "expected a string", "invalid_type"],
   ["max_output_tokens fractional", { input: "hi", max_output_tokens: 1.5 }, "max_output_tokens", "expected a whole number", "invalid_type"],
   ["temperature as a string", { input: "hi", temperature: "hot" }, "temperature", "expected a number", "invalid_type"],

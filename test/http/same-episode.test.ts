@@ -31,7 +31,13 @@ const bashParameters = { type: "object", properties: { command: { type: "string"
 
 /** The conversation, as OpenAI chat-completions bodies. */
 const system: OpenAI.ChatCompletionMessageParam = { role: "developer", content: "You are terse." };
-const user: OpenAI.ChatCompletionMessageParam = { role: "user", content: [{ type: "text", text: "list " }, { type: "text", text: "/tmp" }] };
+const user: OpenAI.ChatCompletionMessageParam = {
+  role: "user",
+  content: [
+    { type: "text", text: "list " },
+    { type: "text", text: "/tmp" },
+  ],
+};
 const assistant: OpenAI.ChatCompletionMessageParam = {
   role: "assistant",
   content: null,
@@ -44,7 +50,10 @@ const tools: OpenAI.ChatCompletionTool[] = [{ type: "function", function: { name
 const g = {
   system: create(MessageSchema, { role: Role.SYSTEM, content: "You are terse." }),
   user: create(MessageSchema, { role: Role.USER, content: "list /tmp" }),
-  assistant: create(MessageSchema, { role: Role.ASSISTANT, toolCalls: [create(ToolCallSchema, { id: "call-1", name: "bash", arguments: '{"command":"ls /tmp"}' })] }),
+  assistant: create(MessageSchema, {
+    role: Role.ASSISTANT,
+    toolCalls: [create(ToolCallSchema, { id: "call-1", name: "bash", arguments: '{"command":"ls /tmp"}' })],
+  }),
   tool: create(MessageSchema, { role: Role.TOOL, toolCallId: "call-1", content: "a.txt b.txt" }),
   tools: [create(ToolSchema, { name: "bash", description: "Runs a command.", parametersJson: JSON.stringify(bashParameters) })],
 };
@@ -53,10 +62,11 @@ async function overHttp(): Promise<Uint8Array> {
   const h = await startHttpStub(script);
   try {
     const client = h.client({ session: "same" });
-    const settle = (p: Promise<unknown>) => p.then(
-      () => "ok",
-      () => "failed",
-    );
+    const settle = (p: Promise<unknown>) =>
+      p.then(
+        () => "ok",
+        () => "failed",
+      );
     const drain = async (p: Promise<AsyncIterable<unknown>>) => {
       for await (const _ of await p);
     };
@@ -89,9 +99,15 @@ async function overGrpc(): Promise<Uint8Array> {
   try {
     const o = { session: "same" };
     const req = (init: Parameters<typeof create<typeof GenerateRequestSchema>>[1]) => create(GenerateRequestSchema, init);
-    await s.port.generate(req({ model: "m1", messages: [g.system, g.user], sampling: create(SamplingParamsSchema, { temperature: 0.25, maxTokens: 64, stop: ["END"], seed: 7n }) }), o);
+    await s.port.generate(
+      req({ model: "m1", messages: [g.system, g.user], sampling: create(SamplingParamsSchema, { temperature: 0.25, maxTokens: 64, stop: ["END"], seed: 7n }) }),
+      o,
+    );
     await collect(s.port.generateStream(req({ model: "m1", messages: [g.system, g.user], tools: g.tools }), o));
-    await s.port.generate(req({ model: "m1", messages: [g.system, g.user, g.assistant, g.tool], tools: g.tools, sampling: create(SamplingParamsSchema, { topP: 0.5 }) }), o);
+    await s.port.generate(
+      req({ model: "m1", messages: [g.system, g.user, g.assistant, g.tool], tools: g.tools, sampling: create(SamplingParamsSchema, { topP: 0.5 }) }),
+      o,
+    );
     await s.port.generate(req({ model: "m1", messages: [g.user] }), o).catch(() => undefined);
     await collect(s.port.generateStream(req({ model: "m1", messages: [g.user] }), o));
     await collect(s.port.generateStream(req({ model: "m1", messages: [g.user] }), o));

@@ -12,7 +12,13 @@ import { createRng, type Rng } from "../fuzz/prng.js";
 
 const limits: BodyLimits = [
   { path: ["messages"], limit: 5, what: "messages", per: "in a request" },
-  { path: ["messages", "*", "tool_calls"], limit: 3, what: "tool calls", per: "in a message", total: { limit: 6, field: "the request", what: "tool calls in all its messages", param: "messages" } },
+  {
+    path: ["messages", "*", "tool_calls"],
+    limit: 3,
+    what: "tool calls",
+    per: "in a message",
+    total: { limit: 6, field: "the request", what: "tool calls in all its messages", param: "messages" },
+  },
   { path: ["tools"], limit: 4, what: "tools", per: "in a request" },
 ];
 const depthLimit = 6;
@@ -70,7 +76,11 @@ function reference(value: unknown) {
   walk(value, 1);
   const body = typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
   const messages = Array.isArray(body["messages"]) ? (body["messages"] as unknown[]) : undefined;
-  const calls = (messages ?? []).map((m) => (typeof m === "object" && m !== null && Array.isArray((m as Record<string, unknown>)["tool_calls"]) ? ((m as Record<string, unknown>)["tool_calls"] as unknown[]).length : 0));
+  const calls = (messages ?? []).map((m) =>
+    typeof m === "object" && m !== null && Array.isArray((m as Record<string, unknown>)["tool_calls"])
+      ? ((m as Record<string, unknown>)["tool_calls"] as unknown[]).length
+      : 0,
+  );
   const tools = Array.isArray(body["tools"]) ? (body["tools"] as unknown[]).length : undefined;
   const overLists: string[] = [];
   if (messages && messages.length > 5) overLists.push(`messages holds ${messages.length} messages`);

@@ -34,7 +34,13 @@ describe("modelstub serve --http", () => {
     try {
       const { grpc, http } = await s.ready;
       expect(http).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-      const r = await rawRequest(http, "POST", "/v1/chat/completions", { model: "m", messages: [{ role: "user", content: "PROBE-ECHO over http" }] }, { "x-modelstub-session": "both" });
+      const r = await rawRequest(
+        http,
+        "POST",
+        "/v1/chat/completions",
+        { model: "m", messages: [{ role: "user", content: "PROBE-ECHO over http" }] },
+        { "x-modelstub-session": "both" },
+      );
       expect(JSON.parse(String(r.body)).choices[0].message.content).toBe("PROBE-ECHO ok: PROBE-ECHO over http");
       const port = openGrpcPort(grpc);
       await port.generate(userRequest("PROBE-ECHO over grpc"), { session: "both" });

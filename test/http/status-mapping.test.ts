@@ -49,7 +49,10 @@ function documentedTable(): [string, number, string, string][] {
   const out: [string, number, string, string][] = [];
   for (const row of rows) {
     if (!row.startsWith("|")) break;
-    const [codes, status, type, errorCodes] = row.split("|").slice(1, 5).map((c) => c.trim());
+    const [codes, status, type, errorCodes] = row
+      .split("|")
+      .slice(1, 5)
+      .map((c) => c.trim());
     const names = codes!.replace(/\s*\(.*\)/, "").split(" / ");
     const errors = errorCodes!.split(" / ");
     names.forEach((name, i) => {
@@ -75,7 +78,13 @@ describe("scripted failures over HTTP", () => {
 
   it.each(table)("answers %s with HTTP %i and OpenAI's error body", async (code, status, type, errorCode) => {
     for (const stream of [false, true]) {
-      const r = await rawRequest(h.base, "POST", "/v1/chat/completions", { ...body, stream }, { "x-modelstub-session": `map-${stream}`, "x-modelstub-step": code });
+      const r = await rawRequest(
+        h.base,
+        "POST",
+        "/v1/chat/completions",
+        { ...body, stream },
+        { "x-modelstub-session": `map-${stream}`, "x-modelstub-step": code },
+      );
       expect(r.status).toBe(status);
       expect(JSON.parse(String(r.body))).toEqual({ error: { message: `scripted ${code}`, type, param: null, code: errorCode } });
     }

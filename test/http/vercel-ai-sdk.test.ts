@@ -66,7 +66,10 @@ describe("the Vercel AI SDK on its default paths", () => {
         expect(calls).toHaveLength(2);
         const second = calls[1]!.request!.messages;
         const assistant = second.find((m) => m.role === Role.ASSISTANT);
-        expect([assistant?.content, assistant?.toolCalls.map((c) => [c.name, JSON.parse(c.arguments)])]).toEqual(["Let me check.", [["get_weather", { city: "Paris" }]]]);
+        expect([assistant?.content, assistant?.toolCalls.map((c) => [c.name, JSON.parse(c.arguments)])]).toEqual([
+          "Let me check.",
+          [["get_weather", { city: "Paris" }]],
+        ]);
         expect(JSON.parse(second.find((m) => m.role === Role.TOOL)?.content ?? "null")).toMatchObject({ city: "Paris", degrees: 18 });
       });
     }
@@ -74,7 +77,19 @@ describe("the Vercel AI SDK on its default paths", () => {
 
   it("refuses an item_reference this session was not answered with: 400 naming the id", async () => {
     const headers = { "x-modelstub-session": "references" };
-    const unknown = await rawRequest(h.base, "POST", "/v1/responses", { model: "m", input: [{ role: "user", content: "hi" }, { type: "item_reference", id: "msg_gen-elsewhere-1" }] }, headers);
+    const unknown = await rawRequest(
+      h.base,
+      "POST",
+      "/v1/responses",
+      {
+        model: "m",
+        input: [
+          { role: "user", content: "hi" },
+          { type: "item_reference", id: "msg_gen-elsewhere-1" },
+        ],
+      },
+      headers,
+    );
     expect(unknown.status).toBe(400);
     expect(JSON.parse(unknown.body.toString()).error).toMatchObject({
       param: "input[1].id",

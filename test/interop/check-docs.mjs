@@ -31,7 +31,25 @@ export const PROJECTS = ["go", "python", "rust", "typescript"];
 const LOCKFILES = { go: "go.sum", python: null, rust: "Cargo.lock", typescript: "package-lock.json" };
 /** What building and running a project writes into it (never part of the project). */
 const OUTPUTS = new Set(["proto", "gen", "dist", "node_modules", "target", ".venv", "modelstub", "__pycache__"]);
-const PASTED = new Set(["sh", "bash", "shell", "zsh", "console", "ts", "typescript", "tsx", "js", "javascript", "mjs", "cjs", "python", "py", "go", "rust", "rs"]);
+const PASTED = new Set([
+  "sh",
+  "bash",
+  "shell",
+  "zsh",
+  "console",
+  "ts",
+  "typescript",
+  "tsx",
+  "js",
+  "javascript",
+  "mjs",
+  "cjs",
+  "python",
+  "py",
+  "go",
+  "rust",
+  "rs",
+]);
 
 /** The files of examples/clients/PROJECT, relative to it, sorted. */
 export function projectFiles(project) {
@@ -167,7 +185,8 @@ if (args[0] === "--files") {
     }
     const file = readFileSync(`${root}${path}`, "utf8");
     if (b.text.trimEnd() !== file.trimEnd()) {
-      const a = b.text.split("\n"), f = file.split("\n");
+      const a = b.text.split("\n"),
+        f = file.split("\n");
       const i = a.findIndex((line, n) => line !== f[n]);
       fail(`the block for ${path} (${PAGE}:${b.line}) differs from the file at line ${i + 1}:\n     page: ${a[i]}\n     file: ${f[i]}`);
     } else if (!b.markers.includes(INTEROP)) {

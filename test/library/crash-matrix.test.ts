@@ -6,24 +6,39 @@ import { CallMethod, crashMatrix, crashMatrixSize, EpisodeCallSchema, EpisodeSch
 
 const yaml = "entries:\n  - reply: hello\nsteps:\n  plan:\n    - reply: first\n      times: 2\n";
 const episode = create(EpisodeSchema, {
-  calls: [create(EpisodeCallSchema, { sequence: 1n, stepId: "plan", method: CallMethod.GENERATE }), create(EpisodeCallSchema, { sequence: 2n, stepId: "", method: CallMethod.GENERATE_STREAM })],
+  calls: [
+    create(EpisodeCallSchema, { sequence: 1n, stepId: "plan", method: CallMethod.GENERATE }),
+    create(EpisodeCallSchema, { sequence: 2n, stepId: "", method: CallMethod.GENERATE_STREAM }),
+  ],
 });
 
 describe("crashMatrix", () => {
   it("crosses every call the script answers with UNAVAILABLE and timeout by default, from text or a compiled script alike", () => {
     const plans = crashMatrix(yaml);
-    expect(plans.map((p) => p.name)).toEqual(["main list, 1st call: UNAVAILABLE", "main list, 1st call: timeout", 'step "plan", 1st call: UNAVAILABLE', 'step "plan", 1st call: timeout', 'step "plan", 2nd call: UNAVAILABLE', 'step "plan", 2nd call: timeout']);
+    expect(plans.map((p) => p.name)).toEqual([
+      "main list, 1st call: UNAVAILABLE",
+      "main list, 1st call: timeout",
+      'step "plan", 1st call: UNAVAILABLE',
+      'step "plan", 1st call: timeout',
+      'step "plan", 2nd call: UNAVAILABLE',
+      'step "plan", 2nd call: timeout',
+    ]);
     expect(crashMatrix(loadScript(yaml))).toEqual(plans);
     expect(crashMatrixSize(yaml, { pairs: true })).toBe(crashMatrix(yaml, { pairs: true }).length);
   });
 
   it("takes an episode's positions, decoded or as bytes", () => {
     expect(matrixPositions(toBinary(EpisodeSchema, episode))).toEqual(matrixPositions(episode));
-    expect(crashMatrix(yaml, { episode: toBinary(EpisodeSchema, episode), kinds: ["drop"] }).map((p) => p.name)).toEqual(["main list, 1st call: stream dropped after 1 chunk"]);
+    expect(crashMatrix(yaml, { episode: toBinary(EpisodeSchema, episode), kinds: ["drop"] }).map((p) => p.name)).toEqual([
+      "main list, 1st call: stream dropped after 1 chunk",
+    ]);
   });
 
   it("picks positions among an episode's calls when given both", () => {
-    expect(crashMatrix(yaml, { episode, positions: ":1", kinds: ["drop", "hang"] }).map((p) => p.name)).toEqual(["main list, 1st call: stream dropped after 1 chunk", "main list, 1st call: hang"]);
+    expect(crashMatrix(yaml, { episode, positions: ":1", kinds: ["drop", "hang"] }).map((p) => p.name)).toEqual([
+      "main list, 1st call: stream dropped after 1 chunk",
+      "main list, 1st call: hang",
+    ]);
     expect(() => crashMatrix(yaml, { episode, positions: "plan:2" })).toThrow('the episode has no call plan:2: it made 1 call on step "plan"');
   });
 

@@ -40,7 +40,9 @@ describe("control.setFaultPlan", () => {
       expect(bad).toBeInstanceOf(ScriptError);
       expect((bad as ScriptError).message).toMatch(/^cannot load fault plan <fault plan for session kept>:\d+:\d+: rules\[0\]\.at\.call: /);
       const wrongStep = await server.control.setFaultPlan("kept", "rules: [{ at: { step: plna }, hang: true }]", "p.yaml").catch((e: unknown) => e);
-      expect((wrongStep as ScriptError).lines).toEqual([expect.stringContaining('p.yaml:1:23: rules[0].at.step: the script "<script>" has no step "plna" (did you mean "plan"?)')]);
+      expect((wrongStep as ScriptError).lines).toEqual([
+        expect.stringContaining('p.yaml:1:23: rules[0].at.step: the script "<script>" has no step "plna" (did you mean "plan"?)'),
+      ]);
       // Nothing changed: the first call is still in the open episode.
       expect(server.control.episode("kept").calls).toHaveLength(1);
     } finally {

@@ -15,7 +15,16 @@ beforeAll(async () => {
     script: {
       models: [{ id: "agent-stub", owned_by: "tests", context_length: 8192 }],
       entries: [
-        { reply: { text: "Reading the file.", tool_calls: [{ name: "read_file", arguments: { path: "a.ts" } }, { name: "grep", arguments: { pattern: "x" } }] }, repeat: true },
+        {
+          reply: {
+            text: "Reading the file.",
+            tool_calls: [
+              { name: "read_file", arguments: { path: "a.ts" } },
+              { name: "grep", arguments: { pattern: "x" } },
+            ],
+          },
+          repeat: true,
+        },
       ],
     },
   });

@@ -4,7 +4,12 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 
 const root = new URL("../../", import.meta.url);
-const pkg = JSON.parse(readFileSync(new URL("package.json", root), "utf8")) as { files: string[]; exports: Record<string, string | Record<string, string>>; main: string; types: string };
+const pkg = JSON.parse(readFileSync(new URL("package.json", root), "utf8")) as {
+  files: string[];
+  exports: Record<string, string | Record<string, string>>;
+  main: string;
+  types: string;
+};
 
 describe("the package manifest", () => {
   it("ships the bundled library and CLI, and the types of every layer of src/ but the CLI's (no tsc output runs from the package)", () => {
@@ -14,7 +19,9 @@ describe("the package manifest", () => {
     const layers = readdirSync(new URL("src/", root), { withFileTypes: true })
       .filter((e) => e.isDirectory() && !cliOnly.has(e.name))
       .map((e) => `dist/src/${e.name}/**/*.d.ts`);
-    expect(pkg.files).toEqual(expect.arrayContaining([...layers, "dist/src/index.d.ts", "dist/gen/**/*.d.ts", "dist/lib", "dist/bundle", "modelstub.schema.json"]));
+    expect(pkg.files).toEqual(
+      expect.arrayContaining([...layers, "dist/src/index.d.ts", "dist/gen/**/*.d.ts", "dist/lib", "dist/bundle", "modelstub.schema.json"]),
+    );
     expect(pkg.files.filter((f) => f.startsWith("dist/src") || f.startsWith("dist/gen")).every((f) => f.endsWith(".d.ts"))).toBe(true);
   });
 

@@ -69,7 +69,10 @@ describe("validateScript", () => {
 
   it("names text <script> and objects <script object> unless given a file name", () => {
     expect(validateScript("entries: 3\n")).toMatchObject({ ok: false, problems: [expect.stringMatching(/^<script>:1:10: entries: /)] });
-    expect(validateScript({ entries: [{ reply: 1 }] } as never)).toMatchObject({ ok: false, problems: [expect.stringMatching(/^<script object>:4:\d+: entries\[0\]\.reply: /)] });
+    expect(validateScript({ entries: [{ reply: 1 }] } as never)).toMatchObject({
+      ok: false,
+      problems: [expect.stringMatching(/^<script object>:4:\d+: entries\[0\]\.reply: /)],
+    });
   });
 
   it("reports a missing file as the CLI does", async () => {

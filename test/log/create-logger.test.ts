@@ -28,7 +28,13 @@ describe("createLogger()", () => {
     logger.info("big", { n: 1n });
     logger.info("after");
     await nextTurn();
-    expect(writes.join("").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)).toEqual([
+    expect(
+      writes
+        .join("")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+    ).toEqual([
       { level: "error", msg: "cannot format a log line", line: "big", error: expect.stringContaining("BigInt") },
       { level: "info", msg: "after" },
     ]);
@@ -50,8 +56,29 @@ describe("createLogger()", () => {
   it("writes a call's line as JSON.stringify would write its fields, in one key order on both transports", async () => {
     const records: CallRecord[] = [
       { transport: "grpc", method: "Generate", session: "s", step: "", entry: "entries[0]", sequence: 3, outcome: "OK", code: "OK", declaredMs: 1500 },
-      { transport: "grpc", method: "GenerateStream", session: "a\"b\\c\u2028\u0000", step: "plan", entry: "", outcome: "REFUSED", code: "INVALID_ARGUMENT", declaredMs: 0, message: "bad \"step\"\n\ud800" },
-      { transport: "http", method: "POST /v1/chat/completions", status: 499, session: "default", step: "", entry: "", outcome: "CANCELLED", code: undefined, declaredMs: 0, message: undefined },
+      {
+        transport: "grpc",
+        method: "GenerateStream",
+        session: 'a"b\\c\u2028\u0000',
+        step: "plan",
+        entry: "",
+        outcome: "REFUSED",
+        code: "INVALID_ARGUMENT",
+        declaredMs: 0,
+        message: 'bad "step"\n\ud800',
+      },
+      {
+        transport: "http",
+        method: "POST /v1/chat/completions",
+        status: 499,
+        session: "default",
+        step: "",
+        entry: "",
+        outcome: "CANCELLED",
+        code: undefined,
+        declaredMs: 0,
+        message: undefined,
+      },
     ];
     const writes: string[] = [];
     const logger = createLogger({ sink: { write: (chunk) => writes.push(chunk) } });
@@ -80,8 +107,20 @@ describe("createLogger()", () => {
   it("writes a call's text line with the same keys, skipping empty ones", () => {
     const writes: string[] = [];
     const logger = createLogger({ format: "text", sink: { write: (chunk) => writes.push(chunk) } });
-    logger.call({ transport: "http", method: "POST /v1/chat/completions", status: 200, session: "default", step: "", entry: "entries[1]", outcome: "OK", code: "OK", declaredMs: 5 });
+    logger.call({
+      transport: "http",
+      method: "POST /v1/chat/completions",
+      status: 200,
+      session: "default",
+      step: "",
+      entry: "entries[1]",
+      outcome: "OK",
+      code: "OK",
+      declaredMs: 5,
+    });
     logger.flush();
-    expect(writes.join("")).toBe('modelstub info: call transport=http method="POST /v1/chat/completions" status=200 session=default entry=entries[1] outcome=OK code=OK declared_ms=5\n');
+    expect(writes.join("")).toBe(
+      'modelstub info: call transport=http method="POST /v1/chat/completions" status=200 session=default entry=entries[1] outcome=OK code=OK declared_ms=5\n',
+    );
   });
 });

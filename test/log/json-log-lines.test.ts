@@ -30,7 +30,20 @@ afterAll(async () => {
 
 /** Runs a server with `format` through a call, a call still hanging at SIGTERM and the grace running out: its stderr and exit code. */
 async function serveThroughShutdown(format: "json" | "text"): Promise<{ stderr: string; code: number; grpc: string; http: string }> {
-  const server = await startServeProcess(["--script", script, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--log-format", format, "--grace", "100ms", "--clock", "virtual"]);
+  const server = await startServeProcess([
+    "--script",
+    script,
+    "--grpc",
+    "127.0.0.1:0",
+    "--http",
+    "127.0.0.1:0",
+    "--log-format",
+    format,
+    "--grace",
+    "100ms",
+    "--clock",
+    "virtual",
+  ]);
   const port = openGrpcPort(server.address);
   const control = createControlClient(server.address);
   try {
@@ -77,7 +90,11 @@ describe("modelstub serve's stderr", { timeout: testTimeoutMs(60_000) }, () => {
     const { stderr, code, grpc, http } = await serveThroughShutdown("text");
     expect(code).toBe(0);
     const lines = stderr.split("\n");
-    expect(lines.slice(0, 3)).toEqual([`modelstub: serving script ${JSON.stringify(script)} (2 entries, virtual clock)`, `modelstub: gRPC listening on ${grpc}`, `modelstub: HTTP listening on ${http}`]);
+    expect(lines.slice(0, 3)).toEqual([
+      `modelstub: serving script ${JSON.stringify(script)} (2 entries, virtual clock)`,
+      `modelstub: gRPC listening on ${grpc}`,
+      `modelstub: HTTP listening on ${http}`,
+    ]);
     expect(lines.filter((l) => l.includes("HTTP listening"))).toHaveLength(1);
     expect(lines).toContain("modelstub warn: grace period over: cutting off calls in flight in_flight=1");
   });
@@ -90,7 +107,11 @@ describe("modelstub serve's stderr", { timeout: testTimeoutMs(60_000) }, () => {
       expect(second.stderr).not.toContain("No address added");
       const lines = second.stderr.split("\n").filter((l) => l !== "");
       expect(lines.map((l) => JSON.parse(l) as unknown)).toEqual([
-        { level: "error", msg: `cannot listen on ${first.address}: the address is in use (is another modelstub running? pick another with --grpc)`, exit_code: 2 },
+        {
+          level: "error",
+          msg: `cannot listen on ${first.address}: the address is in use (is another modelstub running? pick another with --grpc)`,
+          exit_code: 2,
+        },
       ]);
     } finally {
       first.child.kill("SIGTERM");

@@ -40,7 +40,8 @@ describe("matrixHtml()", () => {
     const rows = html.match(/<tr><th scope="row">/g) ?? [];
     expect(rows).toHaveLength(4);
     expect(html).toContain('<th scope="row">act:2 <small>call 3</small></th>');
-    for (const kind of ["unavailable", "internal", "resource-exhausted", "timeout", "hang", "break", "drop", "crash"]) expect(html).toContain(`<th scope="col">${kind}</th>`);
+    for (const kind of ["unavailable", "internal", "resource-exhausted", "timeout", "hang", "break", "drop", "crash"])
+      expect(html).toContain(`<th scope="col">${kind}</th>`);
     // break and drop go to the streamed call only: three positions have none.
     expect(html.match(/class="cell none"/g)).toHaveLength(6);
   });
@@ -58,8 +59,16 @@ describe("matrixHtml()", () => {
 
   it("lists plans off the grid (pairs, chaos) below it", () => {
     const report = load();
-    const pair: PlanReport = { ...report.plans[0]!, id: "plan.1.unavailable+act.1.timeout-0011aabb", name: "pair: plan:1 UNAVAILABLE, act:1 timeout", kind: "pair" };
-    pair.faults = [{ kind: "unavailable", position: { step: "plan", occurrence: 1 } }, { kind: "timeout", position: { step: "act", occurrence: 1 } }];
+    const pair: PlanReport = {
+      ...report.plans[0]!,
+      id: "plan.1.unavailable+act.1.timeout-0011aabb",
+      name: "pair: plan:1 UNAVAILABLE, act:1 timeout",
+      kind: "pair",
+    };
+    pair.faults = [
+      { kind: "unavailable", position: { step: "plan", occurrence: 1 } },
+      { kind: "timeout", position: { step: "act", occurrence: 1 } },
+    ];
     const html = matrixHtml({ ...report, plans: [...report.plans, pair] });
     expect(html).toContain('<section id="others"><h2>Other plans (1)</h2>');
     expect(html).toContain(`data-plan="${pair.id}"`);

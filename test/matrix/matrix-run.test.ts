@@ -51,9 +51,15 @@ describe("modelstub matrix run", () => {
     ]);
     for (const p of byKind(r, "crash")) {
       expect(p.restarts, p.id).toBe(1);
-      expect(p.runs.map((x) => [x.restart, x.exitCode, x.signal ?? ""])).toEqual([[0, null, "SIGKILL"], [1, 0, ""]]);
+      expect(p.runs.map((x) => [x.restart, x.exitCode, x.signal ?? ""])).toEqual([
+        [0, null, "SIGKILL"],
+        [1, 0, ""],
+      ]);
       // The held call was cut off when its process died; the restart made the calls after it.
-      expect(p.calls.some((c) => c.fault && c.outcome === "OUTCOME_CANCELLED" && c.restart === 0), p.id).toBe(true);
+      expect(
+        p.calls.some((c) => c.fault && c.outcome === "OUTCOME_CANCELLED" && c.restart === 0),
+        p.id,
+      ).toBe(true);
       expect(p.calls[p.calls.length - 1]!.restart, p.id).toBe(1);
     }
     expect(byKind(r, "internal").map((p) => p.exitCodes)).toEqual([[2], [2]]);
@@ -90,17 +96,33 @@ describe("modelstub matrix run", () => {
     const r = await run("", { kinds: ["unavailable"], positions: "plan:2" });
     const [p] = r.plans;
     expect(codes(p!)).toEqual(["not-struck"]);
-    expect(p!.reasons[0]!.message).toBe('the plan\'s rules[0] never struck (at step "plan", occurrence 2): COMMAND made no such call, so the fault tested nothing');
+    expect(p!.reasons[0]!.message).toBe(
+      'the plan\'s rules[0] never struck (at step "plan", occurrence 2): COMMAND made no such call, so the fault tested nothing',
+    );
   });
 
   it("writes JUnit XML that parses, one test case per plan, the failures with their reasons", async () => {
     const r = await run("retry-all", { kinds: ["unavailable", "internal"], positions: "plan:1" });
     // Parsed by a real XML parser (Python's ElementTree), not by the code that wrote it.
-    const parsed = JSON.parse(execFileSync("python3", ["-c", parseJunit], { input: junitXml(r), encoding: "utf8" })) as { suite: Record<string, string>; cases: [string, string, string][] };
+    const parsed = JSON.parse(execFileSync("python3", ["-c", parseJunit], { input: junitXml(r), encoding: "utf8" })) as {
+      suite: Record<string, string>;
+      cases: [string, string, string][];
+    };
     expect(parsed.suite).toMatchObject({ tests: "3", failures: "1", errors: "0" });
-    expect(parsed.cases.map(([name, type]) => [name.replace(/-[0-9a-f]{8}$/, ""), type])).toEqual([["clean", "pass"], ["plan.1.unavailable", "pass"], ["plan.1.internal", "exit-code"]]);
+    expect(parsed.cases.map(([name, type]) => [name.replace(/-[0-9a-f]{8}$/, ""), type])).toEqual([
+      ["clean", "pass"],
+      ["plan.1.unavailable", "pass"],
+      ["plan.1.internal", "exit-code"],
+    ]);
     expect(parsed.cases[2]![2]).toContain("[retried] COMMAND retried after a non-retryable fault");
-    const lines = jsonLines(r).trim().split("\n").map((l) => JSON.parse(l) as PlanReport);
-    expect(lines.map((l) => [l.kind, l.verdict, l.exitCodes])).toEqual([["clean", "pass", [0]], ["single", "pass", [0]], ["single", "fail", [0]]]);
+    const lines = jsonLines(r)
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as PlanReport);
+    expect(lines.map((l) => [l.kind, l.verdict, l.exitCodes])).toEqual([
+      ["clean", "pass", [0]],
+      ["single", "pass", [0]],
+      ["single", "fail", [0]],
+    ]);
   });
 });

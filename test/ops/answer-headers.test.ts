@@ -83,7 +83,11 @@ async function serve(instance?: string) {
   open.push({ server, clients: [model, control, health] });
   const base = server.httpUrl!;
   const chat = async (content: string, session: string) => {
-    const res = await fetch(`${base}/chat/completions`, { method: "POST", headers: { "x-modelstub-session": session }, body: JSON.stringify({ model: "m", messages: [{ role: "user", content }] }) });
+    const res = await fetch(`${base}/chat/completions`, {
+      method: "POST",
+      headers: { "x-modelstub-session": session },
+      body: JSON.stringify({ model: "m", messages: [{ role: "user", content }] }),
+    });
     await res.arrayBuffer();
     return { instance: res.headers.get("x-modelstub-instance") ?? undefined, episode: res.headers.get("x-modelstub-episode") ?? undefined, code: res.status };
   };
@@ -109,7 +113,10 @@ describe("every answer names its instance and its session's episode", () => {
     // A session name the server refuses has no episode, but the instance still answers.
     expect(await unary(s.model, "Generate", say("x"), "bad name!")).toEqual({ instance: "ms-a", episode: undefined, code: grpc.status.INVALID_ARGUMENT });
     expect(await unary(s.health, "Check", create(HealthCheckRequestSchema, {}))).toMatchObject({ instance: "ms-a", code: 0 });
-    expect(await unary(s.health, "Check", create(HealthCheckRequestSchema, { service: "nope" }))).toMatchObject({ instance: "ms-a", code: grpc.status.NOT_FOUND });
+    expect(await unary(s.health, "Check", create(HealthCheckRequestSchema, { service: "nope" }))).toMatchObject({
+      instance: "ms-a",
+      code: grpc.status.NOT_FOUND,
+    });
   });
 
   it("over HTTP, the same instance and episode as gRPC for the session, on answers and errors alike", async () => {

@@ -21,7 +21,13 @@ describe("graceful shutdown", () => {
     const outcomes: Promise<unknown>[] = [];
     try {
       for (let i = 0; i < 5; i++) await port.generate(userRequest("x"), { session: `s${i}`, step: "ok" });
-      for (let i = 0; i < 5; i++) outcomes.push(port.generate(userRequest("x"), { session: `s${i}`, step: "hang" }).then(() => "ok", (e: { code: number }) => e.code));
+      for (let i = 0; i < 5; i++)
+        outcomes.push(
+          port.generate(userRequest("x"), { session: `s${i}`, step: "hang" }).then(
+            () => "ok",
+            (e: { code: number }) => e.code,
+          ),
+        );
       for (let i = 0; i < 5; i++) await untilRunning(s.address, `s${i}`, 1);
       s.child.kill(signal);
       // Cut at the grace deadline: the server ends each call with UNAVAILABLE, never a scripted answer.

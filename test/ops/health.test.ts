@@ -28,7 +28,10 @@ describe("health", () => {
       // Draining: the health service still answers, with NOT_SERVING; new model calls are refused.
       await untilDraining(s.address);
       expect(await runCli(["health", "--addr", s.address, "--timeout", "60s"])).toMatchObject({ code: 4, stdout: "status: NOT_SERVING\n" });
-      await expect(port.generate(userRequest("x"), { session: "late" })).rejects.toMatchObject({ code: Code.UNAVAILABLE, details: "modelstub is shutting down: it takes no new calls" });
+      await expect(port.generate(userRequest("x"), { session: "late" })).rejects.toMatchObject({
+        code: Code.UNAVAILABLE,
+        details: "modelstub is shutting down: it takes no new calls",
+      });
       // The server waits for the call in flight, which ends when its client cancels it.
       stop.abort();
       expect(await inFlight).toBe(Code.CANCELLED);
@@ -85,7 +88,11 @@ describe("health", () => {
     const s = await startServeProcess(["--control-token", "t"], { env: { MODELSTUB_GRPC: "0.0.0.0:0", MODELSTUB_TLS_CERT: cert, MODELSTUB_TLS_KEY: key } });
     try {
       const bound = `0.0.0.0:${s.address.split(":").pop()}`;
-      expect(await runCli(["health", "--timeout", "60s"], { env: { MODELSTUB_GRPC: bound, MODELSTUB_TLS_CERT: cert } })).toEqual({ code: 0, stdout: "status: SERVING\n", stderr: "" });
+      expect(await runCli(["health", "--timeout", "60s"], { env: { MODELSTUB_GRPC: bound, MODELSTUB_TLS_CERT: cert } })).toEqual({
+        code: 0,
+        stdout: "status: SERVING\n",
+        stderr: "",
+      });
       // Without the certificate the probe speaks plaintext, which the TLS server never answers.
       const plain = await runCli(["health", "--timeout", "500ms"], { env: { MODELSTUB_GRPC: bound } });
       expect(plain.code).toBe(2);

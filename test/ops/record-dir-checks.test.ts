@@ -68,7 +68,10 @@ describe("modelstub serve --record-dir, at start", () => {
     expect(await s.exit).toBe(0);
 
     expect((await readdir(records)).sort()).toEqual([...kept].sort());
-    const line = s.output().stderr.split("\n").find((l) => l.includes("stale temp files"));
+    const line = s
+      .output()
+      .stderr.split("\n")
+      .find((l) => l.includes("stale temp files"));
     expect(JSON.parse(line!)).toMatchObject({ level: "info", msg: "stale temp files in --record-dir", dir: records, removed: 2, kept_for_running_process: 1 });
   });
 });
@@ -110,7 +113,9 @@ async function selfSigned(name: string): Promise<{ cert: string; key: string }> 
   const key = join(dir, `${name}.key.pem`);
   const cert = join(dir, `${name}.cert.pem`);
   await new Promise<void>((resolve, reject) =>
-    execFile("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", `/CN=${name}`], (e) => (e ? reject(e) : resolve())),
+    execFile("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", `/CN=${name}`], (e) =>
+      e ? reject(e) : resolve(),
+    ),
   );
   return { cert, key };
 }

@@ -82,7 +82,12 @@ describe("safety when exposed", () => {
       try {
         for (let i = 0; i < 2; i++) await port.generate(userRequest(long), { session: "big" });
         const refused = await port.generate(userRequest(long), { session: "big" }).catch((e: { code: number; details: string }) => e);
-        expect(refused).toMatchObject({ code: Code.RESOURCE_EXHAUSTED, details: expect.stringMatching(/^the episode of session "big" has recorded \d+ bytes, at its limit of 2000 \(--max-episode-bytes\); reset it with ControlService.ResetSession$/) });
+        expect(refused).toMatchObject({
+          code: Code.RESOURCE_EXHAUSTED,
+          details: expect.stringMatching(
+            /^the episode of session "big" has recorded \d+ bytes, at its limit of 2000 \(--max-episode-bytes\); reset it with ControlService.ResetSession$/,
+          ),
+        });
         const recorded = Number(/recorded (\d+) bytes/.exec((refused as { details: string }).details)![1]);
         expect(recorded).toBeGreaterThanOrEqual(3000);
         // The count is the recorded calls' encoded size: the episode's bytes plus a few per call.

@@ -46,7 +46,10 @@ describe("configuration", () => {
       const port = openGrpcPort(s.address);
       try {
         await port.generate(userRequest("PROBE-ECHO x"), { session: "one" });
-        result.code = await port.generate(userRequest("PROBE-ECHO x"), { session: "two" }).then(() => Code.OK, (e: { code: number }) => e.code);
+        result.code = await port.generate(userRequest("PROBE-ECHO x"), { session: "two" }).then(
+          () => Code.OK,
+          (e: { code: number }) => e.code,
+        );
       } finally {
         port.close();
       }
@@ -62,10 +65,13 @@ describe("configuration", () => {
   it("takes the control token from its variable, and its flag wins: MODELSTUB_CONTROL_TOKEN and --control-token", async () => {
     const listWith = (token: string, s: ServeProcess) => {
       const control = createControlClient(s.address, { token });
-      return control.call("ListSessions", {}).then(
-        () => Code.OK,
-        (e: { code: number }) => e.code,
-      ).finally(() => control.close());
+      return control
+        .call("ListSessions", {})
+        .then(
+          () => Code.OK,
+          (e: { code: number }) => e.code,
+        )
+        .finally(() => control.close());
     };
     await withServe(["--grpc", "127.0.0.1:0"], { MODELSTUB_CONTROL_TOKEN: "from-env" }, async (s) => {
       expect(await listWith("from-env", s)).toBe(Code.OK);

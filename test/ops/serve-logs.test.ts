@@ -17,7 +17,10 @@ describe("logs", () => {
     const s = await startServeProcess(["--script", script, "--grpc", "127.0.0.1:0"]);
     const port = openGrpcPort(s.address);
     try {
-      await port.generate(userRequest("please\nplan   the trip to the coast, then book the cheapest train and a hotel near the station"), { session: "logs", step: "plan" });
+      await port.generate(userRequest("please\nplan   the trip to the coast, then book the cheapest train and a hotel near the station"), {
+        session: "logs",
+        step: "plan",
+      });
       await port.generate(userRequest("x"), { session: "logs", step: "plan" }).catch(() => undefined);
       // The list is spent: the line says why, as the status does.
       await port.generate(userRequest("x"), { session: "logs", step: "plan" }).catch(() => undefined);
@@ -36,8 +39,38 @@ describe("logs", () => {
       .filter((l) => l["msg"] === "call");
     expect(calls).toEqual([
       // The user's words on one line, cut at 60 characters.
-      { level: "info", msg: "call", transport: "grpc", method: "Generate", session: "logs", step: "plan", entry: "steps.plan[0]", entry_name: "greet", sequence: 1, model: "test-model", last_user: "please plan the trip to the coast, then book the cheapest tr…", outcome: "OK", code: "OK", declared_ms: 20 },
-      { level: "info", msg: "call", transport: "grpc", method: "Generate", session: "logs", step: "plan", entry: "steps.plan[1]", sequence: 2, model: "test-model", last_user: "x", outcome: "ERROR", code: "UNAVAILABLE", declared_ms: 0, message: "busy" },
+      {
+        level: "info",
+        msg: "call",
+        transport: "grpc",
+        method: "Generate",
+        session: "logs",
+        step: "plan",
+        entry: "steps.plan[0]",
+        entry_name: "greet",
+        sequence: 1,
+        model: "test-model",
+        last_user: "please plan the trip to the coast, then book the cheapest tr…",
+        outcome: "OK",
+        code: "OK",
+        declared_ms: 20,
+      },
+      {
+        level: "info",
+        msg: "call",
+        transport: "grpc",
+        method: "Generate",
+        session: "logs",
+        step: "plan",
+        entry: "steps.plan[1]",
+        sequence: 2,
+        model: "test-model",
+        last_user: "x",
+        outcome: "ERROR",
+        code: "UNAVAILABLE",
+        declared_ms: 0,
+        message: "busy",
+      },
       {
         level: "info",
         msg: "call",
@@ -60,7 +93,13 @@ describe("logs", () => {
   it("are silent per call with --quiet, and readable text with --log-format text", async () => {
     for (const [flags, check] of [
       [["--quiet"], (err: string) => expect(err).not.toContain("call")],
-      [["--log-format", "text"], (err: string) => expect(err).toContain("modelstub info: call transport=grpc method=Generate session=default entry=entries[4] entry_name=probe-echo sequence=1 model=test-model last_user=\"PROBE-ECHO x\"")],
+      [
+        ["--log-format", "text"],
+        (err: string) =>
+          expect(err).toContain(
+            'modelstub info: call transport=grpc method=Generate session=default entry=entries[4] entry_name=probe-echo sequence=1 model=test-model last_user="PROBE-ECHO x"',
+          ),
+      ],
     ] as const) {
       const s = await startServeProcess(["--grpc", "127.0.0.1:0", ...flags]);
       const port = openGrpcPort(s.address);
@@ -75,24 +114,34 @@ describe("logs", () => {
   it("write one line for each refused call too: episode cap, session cap, bad session name and drain", async () => {
     const script = join(dir, "refused.yaml");
     await writeFile(script, "steps:\n  fast: [ { reply: ok, repeat: true } ]\n  slow: [ { latency: 800ms, reply: slow, repeat: true } ]\n");
-    const stderr = await withServe(["--script", script, "--grpc", "127.0.0.1:0", "--max-sessions", "2", "--max-episode-calls", "1", "--grace", "5s"], {}, async (s) => {
-      const port = openGrpcPort(s.address);
-      const code = (p: Promise<unknown>) => p.then(() => Code.OK, (e: { code: number }) => e.code);
-      try {
-        await port.generate(userRequest("x"), { session: "a", step: "fast" });
-        expect(await code(port.generate(userRequest("x"), { session: "a", step: "fast" }))).toBe(Code.RESOURCE_EXHAUSTED);
-        const slow = port.generate(userRequest("x"), { session: "b", step: "slow" });
-        await untilRunning(s.address, "b", 1);
-        expect(await code(port.generate(userRequest("x"), { session: "c", step: "fast" }))).toBe(Code.RESOURCE_EXHAUSTED);
-        expect((await collect(port.generateStream(userRequest("x"), { session: "bad name!", step: "fast" }))).error).toMatchObject({ code: Code.INVALID_ARGUMENT });
-        s.child.kill("SIGTERM");
-        await untilDraining(s.address);
-        expect(await code(port.generate(userRequest("x"), { session: "late", step: "fast" }))).toBe(Code.UNAVAILABLE);
-        expect((await slow).message?.content).toBe("slow");
-      } finally {
-        port.close();
-      }
-    });
+    const stderr = await withServe(
+      ["--script", script, "--grpc", "127.0.0.1:0", "--max-sessions", "2", "--max-episode-calls", "1", "--grace", "5s"],
+      {},
+      async (s) => {
+        const port = openGrpcPort(s.address);
+        const code = (p: Promise<unknown>) =>
+          p.then(
+            () => Code.OK,
+            (e: { code: number }) => e.code,
+          );
+        try {
+          await port.generate(userRequest("x"), { session: "a", step: "fast" });
+          expect(await code(port.generate(userRequest("x"), { session: "a", step: "fast" }))).toBe(Code.RESOURCE_EXHAUSTED);
+          const slow = port.generate(userRequest("x"), { session: "b", step: "slow" });
+          await untilRunning(s.address, "b", 1);
+          expect(await code(port.generate(userRequest("x"), { session: "c", step: "fast" }))).toBe(Code.RESOURCE_EXHAUSTED);
+          expect((await collect(port.generateStream(userRequest("x"), { session: "bad name!", step: "fast" }))).error).toMatchObject({
+            code: Code.INVALID_ARGUMENT,
+          });
+          s.child.kill("SIGTERM");
+          await untilDraining(s.address);
+          expect(await code(port.generate(userRequest("x"), { session: "late", step: "fast" }))).toBe(Code.UNAVAILABLE);
+          expect((await slow).message?.content).toBe("slow");
+        } finally {
+          port.close();
+        }
+      },
+    );
     const refused = (method: string, session: string, code: string, message: string) => ({
       level: "info",
       msg: "call",
@@ -120,7 +169,11 @@ describe("logs", () => {
   });
 
   it("add the resolved configuration and the script loaded at --log-level debug, never the control token", async () => {
-    const stderr = await withServe(["--grpc", "127.0.0.1:0", "--log-level", "debug"], { MODELSTUB_CONTROL_TOKEN: "s3cret-token", MODELSTUB_CLOCK: "virtual" }, async () => {});
+    const stderr = await withServe(
+      ["--grpc", "127.0.0.1:0", "--log-level", "debug"],
+      { MODELSTUB_CONTROL_TOKEN: "s3cret-token", MODELSTUB_CLOCK: "virtual" },
+      async () => {},
+    );
     expect(stderr).not.toContain("s3cret-token");
     const lines = stderr
       .trim()
@@ -136,7 +189,13 @@ describe("logs", () => {
       from_flags: ["grpc", "log-level"],
       from_env: ["MODELSTUB_CLOCK", "MODELSTUB_CONTROL_TOKEN"],
     });
-    expect(lines.find((l) => l["msg"] === "script loaded")).toEqual({ level: "debug", msg: "script loaded", script: "default", file: "(built-in default)", entries: 9 });
+    expect(lines.find((l) => l["msg"] === "script loaded")).toEqual({
+      level: "debug",
+      msg: "script loaded",
+      script: "default",
+      file: "(built-in default)",
+      entries: 9,
+    });
   });
 
   const hasScript = spawnSync("script", ["--version"]).status === 0;
@@ -154,7 +213,11 @@ describe("logs", () => {
         const port = openGrpcPort(/gRPC listening(?: on |","address":")([^\s"]+)/.exec(out)![1]!);
         await port.generate(userRequest("PROBE-ECHO tty"));
         port.close();
-        await expect.poll(() => out).toContain("modelstub info: call transport=grpc method=Generate session=default entry=entries[4] entry_name=probe-echo sequence=1 model=test-model last_user=\"PROBE-ECHO tty\"");
+        await expect
+          .poll(() => out)
+          .toContain(
+            'modelstub info: call transport=grpc method=Generate session=default entry=entries[4] entry_name=probe-echo sequence=1 model=test-model last_user="PROBE-ECHO tty"',
+          );
         expect(out).not.toContain('{"level"');
       } finally {
         child.kill("SIGTERM");

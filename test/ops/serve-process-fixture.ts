@@ -79,7 +79,9 @@ export async function untilDraining(address: string): Promise<void> {
     close(): void;
   };
   const status = () =>
-    new Promise<string>((resolve) => client.Check(create(HealthCheckRequestSchema, { service: "" }), (err, res) => resolve(err ? err.message : ServingStatus[res!.status])));
+    new Promise<string>((resolve) =>
+      client.Check(create(HealthCheckRequestSchema, { service: "" }), (err, res) => resolve(err ? err.message : ServingStatus[res!.status])),
+    );
   try {
     await expect.poll(status, { timeout: testTimeoutMs(15_000) }).toBe("NOT_SERVING");
   } finally {
@@ -102,7 +104,27 @@ export async function selfSigned(name: string, subjectAltName: string): Promise<
   const key = join(dir, `${name}.key.pem`);
   const cert = join(dir, `${name}.cert.pem`);
   await new Promise<void>((resolve, reject) =>
-    execFile("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", `/CN=${name}`, "-addext", `subjectAltName=${subjectAltName}`], (e) => (e ? reject(e) : resolve())),
+    execFile(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        key,
+        "-out",
+        cert,
+        "-days",
+        "1",
+        "-subj",
+        `/CN=${name}`,
+        "-addext",
+        `subjectAltName=${subjectAltName}`,
+      ],
+      (e) => (e ? reject(e) : resolve()),
+    ),
   );
   return { cert, key };
 }

@@ -1,3 +1,5 @@
+// Longer than 250 lines because it is a session's whole life: DeleteSession and the idle
+// eviction of serve --session-idle-timeout, both against real servers.
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -137,7 +139,20 @@ describe("modelstub serve --session-idle-timeout", () => {
     const scriptPath = join(dir, "idle.yaml");
     await writeFile(scriptPath, script);
     const records = join(dir, "evicted");
-    const s = await startServeProcess(["--script", scriptPath, "--grpc", "127.0.0.1:0", "--clock", "virtual", "--record-dir", records, "--session-idle-timeout", "300ms", "--log-format", "json"]);
+    const s = await startServeProcess([
+      "--script",
+      scriptPath,
+      "--grpc",
+      "127.0.0.1:0",
+      "--clock",
+      "virtual",
+      "--record-dir",
+      records,
+      "--session-idle-timeout",
+      "300ms",
+      "--log-format",
+      "json",
+    ]);
     const port = openGrpcPort(s.address);
     const control = createControlClient(s.address);
     const stop = new AbortController();
@@ -181,7 +196,18 @@ describe("modelstub serve --session-idle-timeout", () => {
     const expected = reference.episodeBytes("s");
 
     // Long enough that a loaded machine never splits the two calls of an episode by evicting between them.
-    const s = await startServeProcess(["--script", scriptPath, "--grpc", "127.0.0.1:0", "--clock", "virtual", "--record-dir", records, "--session-idle-timeout", "1500ms"]);
+    const s = await startServeProcess([
+      "--script",
+      scriptPath,
+      "--grpc",
+      "127.0.0.1:0",
+      "--clock",
+      "virtual",
+      "--record-dir",
+      records,
+      "--session-idle-timeout",
+      "1500ms",
+    ]);
     const port = openGrpcPort(s.address);
     const control = createControlClient(s.address);
     try {
@@ -190,14 +216,32 @@ describe("modelstub serve --session-idle-timeout", () => {
       await expect.poll(() => sessionNames(control), { timeout: testTimeoutMs(15_000), interval: 50 }).toEqual([]);
       // The slot is freed first; the episode reaches the disk a moment later.
       const file = join(records, "s.episode.binpb");
-      await expect.poll(() => readFile(file).then((b) => new Uint8Array(b), () => undefined), { timeout: testTimeoutMs(15_000), interval: 50 }).toEqual(expected);
+      await expect
+        .poll(
+          () =>
+            readFile(file).then(
+              (b) => new Uint8Array(b),
+              () => undefined,
+            ),
+          { timeout: testTimeoutMs(15_000), interval: 50 },
+        )
+        .toEqual(expected);
       await rm(file);
 
       // Used again: a new episode, as after a reset, which is evicted in turn: the same calls
       // recorded the same bytes, numbered from 1 again.
       await port.generate(userRequest("hi"), { session: "s" });
       await port.generate(userRequest("again"), { session: "s" });
-      await expect.poll(() => readFile(file).then((b) => new Uint8Array(b), () => undefined), { timeout: testTimeoutMs(15_000), interval: 50 }).toEqual(expected);
+      await expect
+        .poll(
+          () =>
+            readFile(file).then(
+              (b) => new Uint8Array(b),
+              () => undefined,
+            ),
+          { timeout: testTimeoutMs(15_000), interval: 50 },
+        )
+        .toEqual(expected);
     } finally {
       port.close();
       control.close();

@@ -42,11 +42,17 @@ interface Seen {
 describe("a call cut off by the shutdown's grace period", () => {
   it(`ends with UNAVAILABLE on every one of ${channels} connections, unary and streamed, and its episode records that same status`, async () => {
     const script = join(dir, "cut-off.yaml");
-    await writeFile(script, "steps:\n  hang: [ { hang: true, repeat: true } ]\n  stream: [ { latency: { per_chunk: 10m }, reply: 'alpha beta gamma', repeat: true } ]\n");
+    await writeFile(
+      script,
+      "steps:\n  hang: [ { hang: true, repeat: true } ]\n  stream: [ { latency: { per_chunk: 10m }, reply: 'alpha beta gamma', repeat: true } ]\n",
+    );
     const recordDir = join(dir, "episodes");
     const s = await startServeProcess(["--script", script, "--grpc", "127.0.0.1:0", "--record-dir", recordDir, "--grace", "200ms"]);
     // One connection each: a local subchannel pool keeps grpc-js from sharing one between clients.
-    const clients = Array.from({ length: channels }, () => new ModelClientCtor(s.address, credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 }) as unknown as ModelClient);
+    const clients = Array.from(
+      { length: channels },
+      () => new ModelClientCtor(s.address, credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 }) as unknown as ModelClient,
+    );
     const seen: Promise<Seen>[] = [];
     try {
       clients.forEach((client, c) => {
@@ -57,7 +63,11 @@ describe("a call cut off by the shutdown's grace period", () => {
           return m;
         };
         for (let i = 0; i < unaryPerChannel; i++) {
-          seen.push(new Promise((resolve) => client.Generate(userRequest("x"), md("hang"), (err) => resolve({ code: err?.code ?? Code.OK, details: err?.details ?? "", frames: 0 }))));
+          seen.push(
+            new Promise((resolve) =>
+              client.Generate(userRequest("x"), md("hang"), (err) => resolve({ code: err?.code ?? Code.OK, details: err?.details ?? "", frames: 0 })),
+            ),
+          );
         }
         for (let i = 0; i < streamsPerChannel; i++) {
           const call = client.GenerateStream(create(GenerateStreamRequestSchema, { messages: userRequest("x").messages }), md("stream"));
@@ -105,7 +115,10 @@ describe("a call cut off by the shutdown's grace period", () => {
         method: "POST",
         headers: { "content-type": "application/json", "x-modelstub-session": "h", "x-modelstub-step": "hang" },
         body: JSON.stringify({ model: "m", stream, messages: [{ role: "user", content: "x" }] }),
-      }).then(async (r) => [r.status, ((await r.json()) as { error?: { message?: string } }).error?.message], (e: Error) => ["failed", e.message]);
+      }).then(
+        async (r) => [r.status, ((await r.json()) as { error?: { message?: string } }).error?.message],
+        (e: Error) => ["failed", e.message],
+      );
     const answers = [call(false), call(true)];
     await untilRunning(s.address, "h", 2);
     s.child.kill("SIGTERM");
@@ -115,7 +128,9 @@ describe("a call cut off by the shutdown's grace period", () => {
     ]);
     expect(await s.exit).toBe(0);
     const episode = fromBinary(EpisodeSchema, await readFile(join(recordDir, "h.episode.binpb")));
-    expect(episode.calls.map((c) => [Outcome[c.outcome], c.status?.code, c.status?.message])).toEqual(Array(2).fill(["CANCELLED", Code.UNAVAILABLE, shutdownStatus.message]));
+    expect(episode.calls.map((c) => [Outcome[c.outcome], c.status?.code, c.status?.message])).toEqual(
+      Array(2).fill(["CANCELLED", Code.UNAVAILABLE, shutdownStatus.message]),
+    );
   });
 });
 

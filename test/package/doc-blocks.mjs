@@ -17,7 +17,13 @@ import { parseBlocks } from "../docs/parse-blocks.mjs";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const page = "docs/library.md";
 const blocks = parseBlocks(readFileSync(path.join(root, page), "utf8"));
-const marked = (re) => blocks.flatMap((b) => b.markers.map((m) => re.exec(m)).filter(Boolean).map((m) => ({ block: b, match: m })));
+const marked = (re) =>
+  blocks.flatMap((b) =>
+    b.markers
+      .map((m) => re.exec(m))
+      .filter(Boolean)
+      .map((m) => ({ block: b, match: m })),
+  );
 
 const [what, dir] = process.argv.slice(2);
 if (what === "install") {

@@ -55,7 +55,12 @@ function rawClient(address: string) {
       const md = new Metadata();
       md.set("x-modelstub-session", session);
       const request = create(GenerateRequestSchema, { messages: [{ role: Role.USER, content }] });
-      (client as unknown as Record<string, (...args: unknown[]) => void>)["Generate"]!.call(client, request, md, (err: ServiceError | null, res: GenerateResponse) => (err ? reject(err) : resolve(res)));
+      (client as unknown as Record<string, (...args: unknown[]) => void>)["Generate"]!.call(
+        client,
+        request,
+        md,
+        (err: ServiceError | null, res: GenerateResponse) => (err ? reject(err) : resolve(res)),
+      );
     });
   return { call, close: () => client.close() };
 }
@@ -100,10 +105,16 @@ describe("the installed package", () => {
   });
 
   it("fails a call with a ModelCallError and an invalid script with the CLI's diagnostics", async () => {
-    const err = await viaGrpc.client().generate({}, { session: "bad name" }).catch((e: unknown) => e);
+    const err = await viaGrpc
+      .client()
+      .generate({}, { session: "bad name" })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModelCallError);
     await expect(viaGrpc.control.loadScript("s", "entries:\n  - reply: 1\n")).rejects.toBeInstanceOf(ScriptError);
-    expect(validateScript("entries:\n  - reply: 1\n", "s.yaml")).toMatchObject({ ok: false, problems: [expect.stringMatching(/^s\.yaml:2:\d+: entries\[0\]\.reply: /)] });
+    expect(validateScript("entries:\n  - reply: 1\n", "s.yaml")).toMatchObject({
+      ok: false,
+      problems: [expect.stringMatching(/^s\.yaml:2:\d+: entries\[0\]\.reply: /)],
+    });
     // The installed types name codes by CodeName: this fixture's strict tsc fails if a misspelt one compiles.
     // @ts-expect-error -- "UNAVAILIBLE" is not a CodeName
     const misspelt: ScriptObject = { entries: [{ error: { code: "UNAVAILIBLE" } }] };

@@ -18,7 +18,7 @@ useScratchDir();
 describe("a graceful shutdown", () => {
   it("delivers a large answer the engine finished during the drain, whole, and ends open health Watches", async () => {
     const script = join(dir, "large-answer.yaml");
-    await writeFile(script, "entries:\n  - latency: 1s\n    repeat: true\n    reply: \"{{last_user}}\"\n");
+    await writeFile(script, 'entries:\n  - latency: 1s\n    repeat: true\n    reply: "{{last_user}}"\n');
     const s = await startServeProcess(["--script", script, "--grpc", "127.0.0.1:0", "--grace", "60s"]);
     const port = openGrpcPort(s.address);
     const watch = watchHealth(s.address);

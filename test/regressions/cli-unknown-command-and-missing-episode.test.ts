@@ -10,7 +10,9 @@ describe("the CLI's smaller promises", { timeout: testTimeoutMs(60_000) }, () =>
   it("exits 2 for an unknown session command, with a did-you-mean", async () => {
     const typo = await runCli(["session", "verfy", "s"]);
     expect(typo.code).toBe(2);
-    expect(typo.stderr).toBe('modelstub session: unknown command "verfy"; did you mean "verify"?\n(run `modelstub session --help` for the commands and options)\n');
+    expect(typo.stderr).toBe(
+      'modelstub session: unknown command "verfy"; did you mean "verify"?\n(run `modelstub session --help` for the commands and options)\n',
+    );
     const unknown = await runCli(["session", "frobnicate"]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/^modelstub session: unknown command "frobnicate"\n/);
@@ -27,6 +29,8 @@ describe("the CLI's smaller promises", { timeout: testTimeoutMs(60_000) }, () =>
   it("says a file is no episode, rather than a decoder's message alone", async () => {
     const notEpisode = await runCli(["episode", "package.json"]);
     expect(notEpisode.code).toBe(2);
-    expect(notEpisode.stderr).toMatch(/^modelstub episode: cannot read the episode package\.json: it is not an episode \(.+\): expected the \.binpb bytes a server writes, or the \.json beside them\n$/);
+    expect(notEpisode.stderr).toMatch(
+      /^modelstub episode: cannot read the episode package\.json: it is not an episode \(.+\): expected the \.binpb bytes a server writes, or the \.json beside them\n$/,
+    );
   });
 });

@@ -33,7 +33,10 @@ describe("a server sent scripts and fault plans nested thousands of levels deep"
   });
 
   async function refusal(method: "LoadScript" | "SetFaultPlan", text: string, sourceName: string): Promise<ModelCallError> {
-    const err = await (method === "LoadScript" ? control.call(method, { session: "hostile", script: text, sourceName }) : control.call(method, { session: "hostile", plan: text, sourceName })).then(
+    const err = await (method === "LoadScript"
+      ? control.call(method, { session: "hostile", script: text, sourceName })
+      : control.call(method, { session: "hostile", plan: text, sourceName })
+    ).then(
       () => undefined,
       (e: unknown) => e as ModelCallError,
     );
@@ -82,7 +85,9 @@ describe("a server sent scripts and fault plans nested thousands of levels deep"
     }
     const err = await refusal("LoadScript", aliasChain(20, 30), "chain.yaml");
     expect(err.code).toBe(Code.INVALID_ARGUMENT);
-    expect(err.details).toMatch(/^cannot load script chain\.yaml:7:51: entries\[0\]\.reply\.tool_calls\[0\]\.arguments\.a1(\[0\]){30}: the alias \*a0 stands for lists and mappings 30 levels deep, here 37 levels down: 67 levels, deeper than 64 \(hint: /);
+    expect(err.details).toMatch(
+      /^cannot load script chain\.yaml:7:51: entries\[0\]\.reply\.tool_calls\[0\]\.arguments\.a1(\[0\]){30}: the alias \*a0 stands for lists and mappings 30 levels deep, here 37 levels down: 67 levels, deeper than 64 \(hint: /,
+    );
     await expectServing();
   });
 });

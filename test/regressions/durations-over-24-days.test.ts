@@ -23,7 +23,9 @@ describe("loadScriptText() with long durations", () => {
     expect(load("entries:\n  - latency: 34561m\n    reply: x\n")).toThrow(
       't.yaml:2:14: entries[0].latency: the duration "34561m" (2073660000 ms) is longer than the longest wait, 24 days (2073600000 ms) (hint: timers cannot wait longer; for a call that never answers, use hang: true)',
     );
-    expect(load("defaults:\n  latency: { per_chunk: 2147483648 }\nentries:\n  - reply: x\n")).toThrow("t.yaml:2:25: defaults.latency.per_chunk: the duration 2147483648 ms is longer than the longest wait");
+    expect(load("defaults:\n  latency: { per_chunk: 2147483648 }\nentries:\n  - reply: x\n")).toThrow(
+      "t.yaml:2:25: defaults.latency.per_chunk: the duration 2147483648 ms is longer than the longest wait",
+    );
     expect(load("entries:\n  - latency: { chunks_per_second: 0.0000001 }\n    reply: x\n")).toThrow(
       "entries[0].latency.chunks_per_second: chunks_per_second 1e-7 (a wait of 10000000000 ms per chunk) is longer than the longest wait",
     );

@@ -62,38 +62,45 @@ async function killDuringWrites(dir: string, afterMs: number): Promise<void> {
 
 /** What a reader finds under one session's names: both files from one episode, or neither. */
 async function pairOf(dir: string, session: string): Promise<string> {
-  const read = (ext: string) => readFile(join(dir, `${session}.episode.${ext}`)).catch((e: NodeJS.ErrnoException) => (e.code === "ENOENT" ? undefined : Promise.reject(e)));
+  const read = (ext: string) =>
+    readFile(join(dir, `${session}.episode.${ext}`)).catch((e: NodeJS.ErrnoException) => (e.code === "ENOENT" ? undefined : Promise.reject(e)));
   const [binpb, json] = await Promise.all([read("binpb"), read("json")]);
   if (!binpb && !json) return "none";
   if (!binpb || !json) return `only .${binpb ? "binpb" : "json"}`;
   const fromJson = toBinary(EpisodeSchema, fromJsonString(EpisodeSchema, json.toString("utf8")));
   const calls = fromBinary(EpisodeSchema, binpb).calls.length;
-  return Buffer.from(fromJson).equals(binpb) ? `agree (${calls} calls)` : `disagree (.binpb ${calls} calls, .json ${JSON.parse(json.toString("utf8")).calls?.length ?? 0} calls)`;
+  return Buffer.from(fromJson).equals(binpb)
+    ? `agree (${calls} calls)`
+    : `disagree (.binpb ${calls} calls, .json ${JSON.parse(json.toString("utf8")).calls?.length ?? 0} calls)`;
 }
 
 describe("an episode's .binpb and .json, after a SIGKILL during writes", () => {
-  it(`agree for every session after each of ${kills} kills, and a restart leaves no write's leftovers`, async () => {
-    const found: string[] = [];
-    const dirs = Array.from({ length: lanes }, (_, l) => join(root, `lane-${l}`));
-    await Promise.all(
-      dirs.map(async (dir, l) => {
-        for (let k = l; k < kills; k += lanes) {
-          // Spread over the writes: at once, and up to 19 ms into them.
-          await killDuringWrites(dir, k % 20);
-          for (const s of sessions) found.push(await pairOf(dir, s));
-        }
-      }),
-    );
-    const disagreeing = found.filter((f) => !f.startsWith("agree"));
-    expect(disagreeing, `${disagreeing.length} of ${found.length} pairs`).toEqual([]);
-    // A start cleans what the last kill left: each session's link and the folder it names remain.
-    const { startServer } = await import("../../src/index.js");
-    for (const dir of dirs) {
-      const server = await startServer({ recordDir: dir });
-      await server.close();
-      const store = join(dir, ".episodes");
-      const named = await Promise.all(sessions.map((s) => readlink(join(store, s))));
-      expect((await readdir(store)).sort()).toEqual([...sessions, ...named].sort());
-    }
-  }, testTimeoutMs(600_000));
+  it(
+    `agree for every session after each of ${kills} kills, and a restart leaves no write's leftovers`,
+    async () => {
+      const found: string[] = [];
+      const dirs = Array.from({ length: lanes }, (_, l) => join(root, `lane-${l}`));
+      await Promise.all(
+        dirs.map(async (dir, l) => {
+          for (let k = l; k < kills; k += lanes) {
+            // Spread over the writes: at once, and up to 19 ms into them.
+            await killDuringWrites(dir, k % 20);
+            for (const s of sessions) found.push(await pairOf(dir, s));
+          }
+        }),
+      );
+      const disagreeing = found.filter((f) => !f.startsWith("agree"));
+      expect(disagreeing, `${disagreeing.length} of ${found.length} pairs`).toEqual([]);
+      // A start cleans what the last kill left: each session's link and the folder it names remain.
+      const { startServer } = await import("../../src/index.js");
+      for (const dir of dirs) {
+        const server = await startServer({ recordDir: dir });
+        await server.close();
+        const store = join(dir, ".episodes");
+        const named = await Promise.all(sessions.map((s) => readlink(join(store, s))));
+        expect((await readdir(store)).sort()).toEqual([...sessions, ...named].sort());
+      }
+    },
+    testTimeoutMs(600_000),
+  );
 });

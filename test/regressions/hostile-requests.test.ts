@@ -20,7 +20,12 @@ const twoMillionEmptyMessages = Buffer.alloc(4_000_000, Buffer.from([0x12, 0x00]
 const pass = (b: Buffer) => b;
 
 /** One unary or server-streaming call with raw request bytes; resolves with its status. */
-function rawCall(client: Client, method: "Generate" | "GenerateStream", bytes: Buffer, session = "default"): Promise<{ code: number; details: string; ms: number }> {
+function rawCall(
+  client: Client,
+  method: "Generate" | "GenerateStream",
+  bytes: Buffer,
+  session = "default",
+): Promise<{ code: number; details: string; ms: number }> {
   const started = performance.now();
   const metadata = new Metadata();
   metadata.set("x-modelstub-session", session);
@@ -38,7 +43,8 @@ function rawCall(client: Client, method: "Generate" | "GenerateStream", bytes: B
   });
 }
 
-const encode = (init: Parameters<typeof create<typeof GenerateRequestSchema>>[1]) => Buffer.from(toBinary(GenerateRequestSchema, create(GenerateRequestSchema, init)));
+const encode = (init: Parameters<typeof create<typeof GenerateRequestSchema>>[1]) =>
+  Buffer.from(toBinary(GenerateRequestSchema, create(GenerateRequestSchema, init)));
 const empty = (n: number) => Array.from({ length: n }, () => create(MessageSchema, { role: Role.USER, content: "" }));
 
 describe("a request past the request limits", () => {
@@ -57,7 +63,10 @@ describe("a request past the request limits", () => {
     "answers %s with 2,000,000 empty messages RESOURCE_EXHAUSTED at once, naming the field, the count and the limit",
     async (method) => {
       const r = await rawCall(client, method, twoMillionEmptyMessages);
-      expect(r).toMatchObject({ code: Code.RESOURCE_EXHAUSTED, details: expect.stringContaining("messages holds 2000000 messages; modelstub reads at most 10000 in a request") });
+      expect(r).toMatchObject({
+        code: Code.RESOURCE_EXHAUSTED,
+        details: expect.stringContaining("messages holds 2000000 messages; modelstub reads at most 10000 in a request"),
+      });
       // Was 4.7 s a call; the scan stops counting structure at the limit. Its time is reported
       // (here and by the isolation check, test/fuzz/bystander.test.ts), not bounded in a test.
       console.log(`${method} of 2,000,000 empty messages refused in ${Math.round(r.ms)} ms`);
@@ -84,20 +93,43 @@ describe("a request past the request limits", () => {
 
   it.each([
     ["10,001 messages", () => encode({ messages: empty(10_001) }), "messages holds 10001 messages; modelstub reads at most 10000 in a request"],
-    ["1,001 tools", () => encode({ messages: empty(1), tools: Array.from({ length: 1001 }, () => create(ToolSchema, { name: "t" })) }), "tools holds 1001 tools; modelstub reads at most 1000 in a request"],
+    [
+      "1,001 tools",
+      () => encode({ messages: empty(1), tools: Array.from({ length: 1001 }, () => create(ToolSchema, { name: "t" })) }),
+      "tools holds 1001 tools; modelstub reads at most 1000 in a request",
+    ],
     [
       "1,001 tool calls in one message",
-      () => encode({ messages: [...empty(3), create(MessageSchema, { role: Role.ASSISTANT, toolCalls: Array.from({ length: 1001 }, () => create(ToolCallSchema, { name: "t" })) })] }),
+      () =>
+        encode({
+          messages: [
+            ...empty(3),
+            create(MessageSchema, { role: Role.ASSISTANT, toolCalls: Array.from({ length: 1001 }, () => create(ToolCallSchema, { name: "t" })) }),
+          ],
+        }),
       "messages[3].tool_calls holds 1001 tool calls; modelstub reads at most 1000 in a message",
     ],
     [
       "10,001 tool calls over 11 messages",
-      () => encode({ messages: Array.from({ length: 11 }, () => create(MessageSchema, { role: Role.ASSISTANT, toolCalls: Array.from({ length: 910 }, () => create(ToolCallSchema, { name: "t" })) })) }),
+      () =>
+        encode({
+          messages: Array.from({ length: 11 }, () =>
+            create(MessageSchema, { role: Role.ASSISTANT, toolCalls: Array.from({ length: 910 }, () => create(ToolCallSchema, { name: "t" })) }),
+          ),
+        }),
       "the request holds more than 10000 tool calls in all its messages",
     ],
-    ["1,001 stop sequences", () => encode({ messages: empty(1), sampling: { stop: Array.from({ length: 1001 }, () => "x") } }), "sampling.stop holds 1001 stop sequences; modelstub reads at most 1000 in a request"],
+    [
+      "1,001 stop sequences",
+      () => encode({ messages: empty(1), sampling: { stop: Array.from({ length: 1001 }, () => "x") } }),
+      "sampling.stop holds 1001 stop sequences; modelstub reads at most 1000 in a request",
+    ],
     // Unknown fields (number 99, an empty varint each) cost a decode too.
-    ["100,001 unknown fields", () => Buffer.concat([encode({ messages: empty(1) }), Buffer.alloc(300_003, Buffer.from([0x98, 0x06, 0x00]))]), "the request holds more than 100000 fields in all (unknown ones included)"],
+    [
+      "100,001 unknown fields",
+      () => Buffer.concat([encode({ messages: empty(1) }), Buffer.alloc(300_003, Buffer.from([0x98, 0x06, 0x00]))]),
+      "the request holds more than 100000 fields in all (unknown ones included)",
+    ],
   ])("refuses %s with RESOURCE_EXHAUSTED", async (_what, bytes, message) => {
     const r = await rawCall(client, "Generate", bytes());
     expect(r).toMatchObject({ code: Code.RESOURCE_EXHAUSTED, details: expect.stringContaining(message) });
@@ -105,7 +137,13 @@ describe("a request past the request limits", () => {
 
   it("serves a request at every limit", async () => {
     const bytes = encode({
-      messages: [...empty(9_989), ...Array.from({ length: 10 }, () => create(MessageSchema, { role: Role.ASSISTANT, toolCalls: Array.from({ length: 1000 }, () => create(ToolCallSchema, { name: "t" })) })), create(MessageSchema, { role: Role.USER, content: "hi" })],
+      messages: [
+        ...empty(9_989),
+        ...Array.from({ length: 10 }, () =>
+          create(MessageSchema, { role: Role.ASSISTANT, toolCalls: Array.from({ length: 1000 }, () => create(ToolCallSchema, { name: "t" })) }),
+        ),
+        create(MessageSchema, { role: Role.USER, content: "hi" }),
+      ],
       tools: Array.from({ length: 1000 }, () => create(ToolSchema, { name: "t" })),
       sampling: { stop: Array.from({ length: 1000 }, () => "x") },
     });
@@ -127,7 +165,9 @@ describe("a burst of stream resets on one channel", () => {
   const path = "/modelstub.v1.ModelService/Generate";
 
   beforeAll(async () => {
-    s = await startStubServer("entries:\n  - repeat: true\n    match: {contains: hang}\n    hang: true\n  - repeat: true\n    reply: fine\n", { clock: "real" });
+    s = await startStubServer("entries:\n  - repeat: true\n    match: {contains: hang}\n    hang: true\n  - repeat: true\n    reply: fine\n", {
+      clock: "real",
+    });
     client = new Client(s.address, credentials.createInsecure());
   });
   afterAll(async () => {
@@ -150,7 +190,9 @@ describe("a burst of stream resets on one channel", () => {
           setTimeout(() => call.cancel(), 20);
         }),
       );
-      calls.push(new Promise((resolve) => client.makeUnaryRequest(path, pass, pass, hang, new Metadata(), { deadline: Date.now() + 100 }, (err) => resolve(note(err)))));
+      calls.push(
+        new Promise((resolve) => client.makeUnaryRequest(path, pass, pass, hang, new Metadata(), { deadline: Date.now() + 100 }, (err) => resolve(note(err)))),
+      );
       if (i % 250 === 249) await new Promise((resolve) => setTimeout(resolve, 5));
     }
     await Promise.all(calls);
@@ -159,7 +201,9 @@ describe("a burst of stream resets on one channel", () => {
 
   /** waitForReady: if the burst cost the connection, the call waits for the channel's next one instead of failing on the old. */
   const normalCall = () =>
-    new Promise<ServiceError | null>((resolve) => client.makeUnaryRequest(path, pass, pass, hello, new Metadata({ waitForReady: true }), { deadline: Date.now() + 10_000 }, (err) => resolve(err)));
+    new Promise<ServiceError | null>((resolve) =>
+      client.makeUnaryRequest(path, pass, pass, hello, new Metadata({ waitForReady: true }), { deadline: Date.now() + 10_000 }, (err) => resolve(err)),
+    );
 
   it.runIf(nodeSetsStreamResetLimit())(
     "ends every call CANCELLED or DEADLINE_EXCEEDED, none INTERNAL, and the channel goes on serving",

@@ -37,7 +37,10 @@ describe("the packed package.json", () => {
       const text = `${JSON.stringify(pkg, null, 2)}\n`;
       writeFileSync(join(dir, "package.json"), text);
       cpSync(join(root, "scripts"), join(dir, "scripts"), { recursive: true });
-      const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", dir], { cwd: dir, env: { ...process.env, npm_config_update_notifier: "false" } });
+      const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", dir], {
+        cwd: dir,
+        env: { ...process.env, npm_config_update_notifier: "false" },
+      });
       const [{ filename }] = JSON.parse(stdout.slice(stdout.indexOf("["))) as [{ filename: string }];
       const { stdout: packedText } = await run("tar", ["-xzOf", join(dir, filename), "package/package.json"]);
       expect(JSON.parse(packedText)).toEqual(JSON.parse(packedManifest(text) as string));

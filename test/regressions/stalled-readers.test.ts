@@ -105,96 +105,112 @@ async function startServer() {
 
 // RSS is read from /proc: Linux only.
 describe.skipIf(!existsSync("/proc/self/status"))("streams to readers that stop reading", () => {
-  it("hold 64 stalled GenerateStream calls of 960 KB on one connection in bounded memory, and release them on cancel", async () => {
-    const server = await startServer();
-    // This client queues 64 requests of ~960 KB (~62 MB) at once. Node 24 counts a stream's
-    // unsent request body against its session's maxSessionMemory (default 10 MB) and refuses
-    // the streams past it with ENHANCE_YOUR_CALM (only 11 of the 64 got through); Node 20 did
-    // not count them. The session gets room for all of them: what is measured is the server.
-    const session = connectHttp2(`http://${server.address}`, { maxSessionMemory: 128 });
-    cleanup.push(() => session.destroy());
-    session.on("error", () => {});
-    const message = grpcMessage(echo);
-    const streams: ClientHttp2Stream[] = [];
-    // Stream errors before the cancel: none is expected, and one means a call never ran.
-    const failed: string[] = [];
-    for (let i = 0; i < 64; i++) {
-      const s = session.request({ ":method": "POST", ":path": "/modelstub.v1.ModelService/GenerateStream", "content-type": "application/grpc", te: "trailers", "x-modelstub-session": "stalled" });
-      s.on("error", (e: Error) => failed.push(e.message));
-      s.end(message);
-      // Never read: the stream's HTTP/2 window closes after 64 KiB and stays closed.
-      s.pause();
-      streams.push(s);
-    }
+  it(
+    "hold 64 stalled GenerateStream calls of 960 KB on one connection in bounded memory, and release them on cancel",
+    async () => {
+      const server = await startServer();
+      // This client queues 64 requests of ~960 KB (~62 MB) at once. Node 24 counts a stream's
+      // unsent request body against its session's maxSessionMemory (default 10 MB) and refuses
+      // the streams past it with ENHANCE_YOUR_CALM (only 11 of the 64 got through); Node 20 did
+      // not count them. The session gets room for all of them: what is measured is the server.
+      const session = connectHttp2(`http://${server.address}`, { maxSessionMemory: 128 });
+      cleanup.push(() => session.destroy());
+      session.on("error", () => {});
+      const message = grpcMessage(echo);
+      const streams: ClientHttp2Stream[] = [];
+      // Stream errors before the cancel: none is expected, and one means a call never ran.
+      const failed: string[] = [];
+      for (let i = 0; i < 64; i++) {
+        const s = session.request({
+          ":method": "POST",
+          ":path": "/modelstub.v1.ModelService/GenerateStream",
+          "content-type": "application/grpc",
+          te: "trailers",
+          "x-modelstub-session": "stalled",
+        });
+        s.on("error", (e: Error) => failed.push(e.message));
+        s.end(message);
+        // Never read: the stream's HTTP/2 window closes after 64 KiB and stays closed.
+        s.pause();
+        streams.push(s);
+      }
 
-    // Every call is running, held by its reader: none has finished its reply.
-    const peak = await watch(server.pid, server.baseMb, grpcBoundMb, async () => failed.length > 0 || (await running(server.control, "stalled")) === 64);
-    expect(failed).toEqual([]);
-    expect(peak).toBeLessThan(grpcBoundMb);
-    expect(await running(server.control, "stalled")).toBe(64);
-    await new Promise((r) => setTimeout(r, 1000));
-    const held = rssMb(server.pid) - server.baseMb;
-    expect(held).toBeLessThan(grpcBoundMb);
+      // Every call is running, held by its reader: none has finished its reply.
+      const peak = await watch(server.pid, server.baseMb, grpcBoundMb, async () => failed.length > 0 || (await running(server.control, "stalled")) === 64);
+      expect(failed).toEqual([]);
+      expect(peak).toBeLessThan(grpcBoundMb);
+      expect(await running(server.control, "stalled")).toBe(64);
+      await new Promise((r) => setTimeout(r, 1000));
+      const held = rssMb(server.pid) - server.baseMb;
+      expect(held).toBeLessThan(grpcBoundMb);
 
-    // A normal call on another connection is answered while all 64 stay held. How long it takes
-    // is the bench's figure (the isolation check's bystander p99), not a bound here.
-    const port = openGrpcPort(server.address);
-    cleanup.push(() => port.close());
-    const started = performance.now();
-    const reply = await port.generate(userRequest("PROBE-ECHO hi"), { session: "bystander" });
-    const tookMs = performance.now() - started;
-    expect(reply.message?.content).toBe("PROBE-ECHO ok: PROBE-ECHO hi");
-    expect(await running(server.control, "stalled")).toBe(64);
-    console.log(`64 stalled gRPC streams of 960 KB: RSS +${peak.toFixed(0)} MB at most, +${held.toFixed(0)} MB held; a normal call took ${tookMs.toFixed(0)} ms`);
+      // A normal call on another connection is answered while all 64 stay held. How long it takes
+      // is the bench's figure (the isolation check's bystander p99), not a bound here.
+      const port = openGrpcPort(server.address);
+      cleanup.push(() => port.close());
+      const started = performance.now();
+      const reply = await port.generate(userRequest("PROBE-ECHO hi"), { session: "bystander" });
+      const tookMs = performance.now() - started;
+      expect(reply.message?.content).toBe("PROBE-ECHO ok: PROBE-ECHO hi");
+      expect(await running(server.control, "stalled")).toBe(64);
+      console.log(
+        `64 stalled gRPC streams of 960 KB: RSS +${peak.toFixed(0)} MB at most, +${held.toFixed(0)} MB held; a normal call took ${tookMs.toFixed(0)} ms`,
+      );
 
-    // The clients cancel: every call ends and lets go of its stream.
-    for (const s of streams) s.close(constants.NGHTTP2_CANCEL);
-    await expect.poll(() => running(server.control, "stalled"), { timeout: testTimeoutMs(15_000) }).toBe(0);
-  }, testTimeoutMs(120_000));
+      // The clients cancel: every call ends and lets go of its stream.
+      for (const s of streams) s.close(constants.NGHTTP2_CANCEL);
+      await expect.poll(() => running(server.control, "stalled"), { timeout: testTimeoutMs(15_000) }).toBe(0);
+    },
+    testTimeoutMs(120_000),
+  );
 
-  it("hold 16 stalled SSE streams of 960 KB in bounded memory, and release them when the clients go", async () => {
-    const server = await startServer();
-    const body = JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: sseEcho }] });
-    const bytes = Buffer.from(body);
-    const requests: Socket[] = [];
-    let answered = 0;
-    const { hostname, port } = new URL(server.http);
-    const head = (length: number) =>
-      `POST /v1/chat/completions HTTP/1.1\r\nhost: ${hostname}:${port}\r\ncontent-type: application/json\r\nx-modelstub-session: stalled\r\ncontent-length: ${length}\r\nconnection: close\r\n\r\n`;
-    for (let i = 0; i < 16; i++) {
-      // A raw socket that never reads: it takes at most its 16 KiB high-water mark off the
-      // kernel, then leaves the rest in the socket buffers. An HTTP client's paused response
-      // may go on buffering in the client process (Node 24's does, at times), and then the
-      // server sends the whole reply and nothing holds the call.
-      const socket = connect(Number(port), hostname);
-      socket.once("readable", () => answered++);
-      socket.on("error", () => {});
-      socket.write(head(bytes.length));
-      socket.write(bytes);
-      requests.push(socket);
-    }
-    // Every call is running, held by its reader once the socket's buffers are full.
-    const peak = await watch(server.pid, server.baseMb, sseBoundMb, async () => answered === 16 && (await running(server.control, "stalled")) === 16);
-    expect(peak).toBeLessThan(sseBoundMb);
-    expect(answered).toBe(16);
-    expect(await running(server.control, "stalled")).toBe(16);
+  it(
+    "hold 16 stalled SSE streams of 960 KB in bounded memory, and release them when the clients go",
+    async () => {
+      const server = await startServer();
+      const body = JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: sseEcho }] });
+      const bytes = Buffer.from(body);
+      const requests: Socket[] = [];
+      let answered = 0;
+      const { hostname, port } = new URL(server.http);
+      const head = (length: number) =>
+        `POST /v1/chat/completions HTTP/1.1\r\nhost: ${hostname}:${port}\r\ncontent-type: application/json\r\nx-modelstub-session: stalled\r\ncontent-length: ${length}\r\nconnection: close\r\n\r\n`;
+      for (let i = 0; i < 16; i++) {
+        // A raw socket that never reads: it takes at most its 16 KiB high-water mark off the
+        // kernel, then leaves the rest in the socket buffers. An HTTP client's paused response
+        // may go on buffering in the client process (Node 24's does, at times), and then the
+        // server sends the whole reply and nothing holds the call.
+        const socket = connect(Number(port), hostname);
+        socket.once("readable", () => answered++);
+        socket.on("error", () => {});
+        socket.write(head(bytes.length));
+        socket.write(bytes);
+        requests.push(socket);
+      }
+      // Every call is running, held by its reader once the socket's buffers are full.
+      const peak = await watch(server.pid, server.baseMb, sseBoundMb, async () => answered === 16 && (await running(server.control, "stalled")) === 16);
+      expect(peak).toBeLessThan(sseBoundMb);
+      expect(answered).toBe(16);
+      expect(await running(server.control, "stalled")).toBe(16);
 
-    const started = performance.now();
-    const res = await fetch(new URL("/v1/chat/completions", server.http), {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-modelstub-session": "bystander" },
-      body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "PROBE-ECHO hi" }] }),
-    });
-    const tookMs = performance.now() - started;
-    expect(res.status).toBe(200);
-    expect(((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content).toBe("PROBE-ECHO ok: PROBE-ECHO hi");
-    // Answered while all 16 stay held (its time is reported, not bounded).
-    expect(await running(server.control, "stalled")).toBe(16);
-    console.log(`16 stalled SSE streams of 960 KB: RSS +${peak.toFixed(0)} MB at most; a normal call took ${tookMs.toFixed(0)} ms`);
+      const started = performance.now();
+      const res = await fetch(new URL("/v1/chat/completions", server.http), {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-modelstub-session": "bystander" },
+        body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "PROBE-ECHO hi" }] }),
+      });
+      const tookMs = performance.now() - started;
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content).toBe("PROBE-ECHO ok: PROBE-ECHO hi");
+      // Answered while all 16 stay held (its time is reported, not bounded).
+      expect(await running(server.control, "stalled")).toBe(16);
+      console.log(`16 stalled SSE streams of 960 KB: RSS +${peak.toFixed(0)} MB at most; a normal call took ${tookMs.toFixed(0)} ms`);
 
-    for (const r of requests) r.destroy();
-    await expect.poll(() => running(server.control, "stalled"), { timeout: testTimeoutMs(15_000) }).toBe(0);
-  }, testTimeoutMs(120_000));
+      for (const r of requests) r.destroy();
+      await expect.poll(() => running(server.control, "stalled"), { timeout: testTimeoutMs(15_000) }).toBe(0);
+    },
+    testTimeoutMs(120_000),
+  );
 });
 
 describe("a reply of more chunks than frames allowed", () => {
@@ -240,10 +256,20 @@ entries:
     // the text's, the tool call's header alone, its arguments'.
     const kinds = whole.frames.map((f) => (f.frame.case === "toolCallDelta" ? (f.frame.value.name ? "header" : "args") : f.frame.case));
     expect(kinds).toEqual(["textDelta", "header", "args", "final"]);
-    expect(whole.frames.filter((f) => f.frame.case === "textDelta").map((f) => f.frame.value).join("")).toBe(words);
+    expect(
+      whole.frames
+        .filter((f) => f.frame.case === "textDelta")
+        .map((f) => f.frame.value)
+        .join(""),
+    ).toBe(words);
     const tool = whole.frames.filter((f) => f.frame.case === "toolCallDelta").map((f) => f.frame.value as { id: string; name: string; arguments: string });
     expect(tool[0]).toMatchObject({ id: "call-s-2-0", name: "echo", arguments: "" });
-    expect(tool.slice(1).map((t) => t.arguments).join("")).toBe(JSON.stringify({ said: words }));
+    expect(
+      tool
+        .slice(1)
+        .map((t) => t.arguments)
+        .join(""),
+    ).toBe(JSON.stringify({ said: words }));
     const calls = fromBinary(EpisodeSchema, stub.episodeBytes("s")).calls;
     expect(calls.map((c) => [c.outcome, c.chunksSent])).toEqual([
       [Outcome.STREAM_BROKEN, 5001],

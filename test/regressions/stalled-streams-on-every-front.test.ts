@@ -115,53 +115,71 @@ async function until(what: string, done: () => Promise<boolean> | boolean): Prom
 
 // RSS is read from /proc: Linux only.
 describe.skipIf(!existsSync("/proc/self/status"))(`${streams} readers that stop reading a 960 KB echo`, () => {
-  it.each(Object.entries(dialects))("hold the server within its bound a stream over %s, and let go when the clients do", async (_name, { path, body }) => {
-    const base = await baseline();
-    const { sockets } = openSse(path, body, "stalled");
-    await until("every call to run", async () => (await running(server.control, "stalled")) === streams);
-    const held = await heldPerStream(base);
-    console.log(`${path}: ${held.toFixed(1)} MB a stalled stream`);
-    expect(await running(server.control, "stalled"), "calls held by their readers").toBe(streams);
-    expect(held).toBeLessThan(boundMbPerStream);
-    for (const s of sockets) s.destroy();
-    await until("the calls to end", async () => (await running(server.control, "stalled")) === 0);
-  }, testTimeoutMs(180_000));
+  it.each(Object.entries(dialects))(
+    "hold the server within its bound a stream over %s, and let go when the clients do",
+    async (_name, { path, body }) => {
+      const base = await baseline();
+      const { sockets } = openSse(path, body, "stalled");
+      await until("every call to run", async () => (await running(server.control, "stalled")) === streams);
+      const held = await heldPerStream(base);
+      console.log(`${path}: ${held.toFixed(1)} MB a stalled stream`);
+      expect(await running(server.control, "stalled"), "calls held by their readers").toBe(streams);
+      expect(held).toBeLessThan(boundMbPerStream);
+      for (const s of sockets) s.destroy();
+      await until("the calls to end", async () => (await running(server.control, "stalled")) === 0);
+    },
+    testTimeoutMs(180_000),
+  );
 
-  it("hold the server within its bound on the Responses API's closing events, which repeat the whole reply", async () => {
-    const { path, body } = dialects["OpenAI Responses"];
-    const base = await baseline();
-    // The clients read every delta, then stop as the closing events begin: the call is over
-    // (recorded, its episode kept), and what is left to write is the reply four times over.
-    const { sockets, seen } = openSse(path, body, "closing", "event: response.output_text.done");
-    await until("every client to reach the closing events", () => seen() === streams);
-    await until("every call to end", async () => (await running(server.control, "closing")) === 0);
-    const held = await heldPerStream(base);
-    console.log(`${path}, stalled on its closing events: ${held.toFixed(1)} MB a stream`);
-    expect(held).toBeLessThan(boundMbPerStream);
-    for (const s of sockets) s.destroy();
-  }, testTimeoutMs(180_000));
+  it(
+    "hold the server within its bound on the Responses API's closing events, which repeat the whole reply",
+    async () => {
+      const { path, body } = dialects["OpenAI Responses"];
+      const base = await baseline();
+      // The clients read every delta, then stop as the closing events begin: the call is over
+      // (recorded, its episode kept), and what is left to write is the reply four times over.
+      const { sockets, seen } = openSse(path, body, "closing", "event: response.output_text.done");
+      await until("every client to reach the closing events", () => seen() === streams);
+      await until("every call to end", async () => (await running(server.control, "closing")) === 0);
+      const held = await heldPerStream(base);
+      console.log(`${path}, stalled on its closing events: ${held.toFixed(1)} MB a stream`);
+      expect(held).toBeLessThan(boundMbPerStream);
+      for (const s of sockets) s.destroy();
+    },
+    testTimeoutMs(180_000),
+  );
 
-  it("hold the server within its bound a stream over gRPC GenerateStream, and let go on cancel", async () => {
-    const base = await baseline();
-    const session = connectHttp2(`http://${server.address}`, { maxSessionMemory: 1024 });
-    session.on("error", () => {});
-    const message = grpcFrame(toBinary(GenerateStreamRequestSchema, create(GenerateStreamRequestSchema, { messages: [{ role: Role.USER, content: echo }] })));
-    const calls: ClientHttp2Stream[] = [];
-    for (let i = 0; i < streams; i++) {
-      const s = session.request({ ":method": "POST", ":path": "/modelstub.v1.ModelService/GenerateStream", "content-type": "application/grpc", te: "trailers", "x-modelstub-session": "stalled-grpc" });
-      s.on("error", () => {});
-      s.end(message);
-      // Never read: the stream's HTTP/2 window closes after 64 KiB and stays closed.
-      s.pause();
-      calls.push(s);
-    }
-    await until("every call to run", async () => (await running(server.control, "stalled-grpc")) === streams);
-    const held = await heldPerStream(base);
-    console.log(`GenerateStream: ${held.toFixed(1)} MB a stalled stream`);
-    expect(await running(server.control, "stalled-grpc")).toBe(streams);
-    expect(held).toBeLessThan(boundMbPerStream);
-    for (const s of calls) s.close(constants.NGHTTP2_CANCEL);
-    await until("the calls to end", async () => (await running(server.control, "stalled-grpc")) === 0);
-    session.destroy();
-  }, testTimeoutMs(180_000));
+  it(
+    "hold the server within its bound a stream over gRPC GenerateStream, and let go on cancel",
+    async () => {
+      const base = await baseline();
+      const session = connectHttp2(`http://${server.address}`, { maxSessionMemory: 1024 });
+      session.on("error", () => {});
+      const message = grpcFrame(toBinary(GenerateStreamRequestSchema, create(GenerateStreamRequestSchema, { messages: [{ role: Role.USER, content: echo }] })));
+      const calls: ClientHttp2Stream[] = [];
+      for (let i = 0; i < streams; i++) {
+        const s = session.request({
+          ":method": "POST",
+          ":path": "/modelstub.v1.ModelService/GenerateStream",
+          "content-type": "application/grpc",
+          te: "trailers",
+          "x-modelstub-session": "stalled-grpc",
+        });
+        s.on("error", () => {});
+        s.end(message);
+        // Never read: the stream's HTTP/2 window closes after 64 KiB and stays closed.
+        s.pause();
+        calls.push(s);
+      }
+      await until("every call to run", async () => (await running(server.control, "stalled-grpc")) === streams);
+      const held = await heldPerStream(base);
+      console.log(`GenerateStream: ${held.toFixed(1)} MB a stalled stream`);
+      expect(await running(server.control, "stalled-grpc")).toBe(streams);
+      expect(held).toBeLessThan(boundMbPerStream);
+      for (const s of calls) s.close(constants.NGHTTP2_CANCEL);
+      await until("the calls to end", async () => (await running(server.control, "stalled-grpc")) === 0);
+      session.destroy();
+    },
+    testTimeoutMs(180_000),
+  );
 });

@@ -16,10 +16,22 @@ let server: StubServer;
 let control: ControlClient;
 
 /** The error a promise rejects with. */
-const failure = (p: Promise<unknown>) => p.then(() => undefined, (err: unknown) => err as ModelCallError);
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (err: unknown) => err as ModelCallError,
+  );
 
 beforeAll(async () => {
-  server = await startServer({ script: { entries: [{ reply: "hi", repeat: true }, { reply: "limited", times: 2 }] }, clock: "virtual" });
+  server = await startServer({
+    script: {
+      entries: [
+        { reply: "hi", repeat: true },
+        { reply: "limited", times: 2 },
+      ],
+    },
+    clock: "virtual",
+  });
   await server.client().generate({ messages: [{ role: Role.USER, content: "go" }] }, { session: "agent-run" });
   control = createControlClient(server.grpcAddress);
 });
@@ -31,7 +43,11 @@ afterAll(async () => {
 
 describe("reading a session the server does not keep", () => {
   it("answers NOT_FOUND over gRPC for GetEpisode, ExportEpisode and VerifySession, naming the closest session", async () => {
-    for (const asked of [control.call("GetEpisode", { session: "agent-runn" }), control.exportEpisode("agent-runn"), control.call("VerifySession", { session: "agent-runn" })]) {
+    for (const asked of [
+      control.call("GetEpisode", { session: "agent-runn" }),
+      control.exportEpisode("agent-runn"),
+      control.call("VerifySession", { session: "agent-runn" }),
+    ]) {
       const err = await failure(asked);
       expect(err).toBeInstanceOf(ModelCallError);
       expect(err!.code).toBe(Code.NOT_FOUND);
@@ -81,7 +97,9 @@ describe("reading a session the server does not keep", () => {
         read();
       } catch (err) {
         expect((err as ModelCallError).code).toBe(Code.NOT_FOUND);
-        expect((err as ModelCallError).details).toContain('did you mean "agent-run"? To read the empty episode of a session expected to have had no calls, ask with { allowMissing: true }');
+        expect((err as ModelCallError).details).toContain(
+          'did you mean "agent-run"? To read the empty episode of a session expected to have had no calls, ask with { allowMissing: true }',
+        );
       }
     }
     expect(server.control.episode("agent_run", { allowMissing: true }).calls).toEqual([]);

@@ -38,6 +38,8 @@ describe("loadScriptFile() on the bad-scripts corpus", () => {
 
   it("names a missing file without a line", async () => {
     const err = await loadError(pathOf("no-such-script.yaml"));
-    expect(err.message).toBe(`cannot load script ${pathOf("no-such-script.yaml")}: cannot read the file: no such file (hint: check the path; a relative path starts from the current directory)`);
+    expect(err.message).toBe(
+      `cannot load script ${pathOf("no-such-script.yaml")}: cannot read the file: no such file (hint: check the path; a relative path starts from the current directory)`,
+    );
   });
 });

@@ -12,7 +12,9 @@ import { syntaxMistakes } from "./bad-scripts-syntax.js";
  */
 
 // Paths in messages are as given: relative to the working directory, like a user's.
-const dir = relative(process.cwd(), fileURLToPath(new URL("../fixtures/bad-scripts", import.meta.url))).split("\\").join("/");
+const dir = relative(process.cwd(), fileURLToPath(new URL("../fixtures/bad-scripts", import.meta.url)))
+  .split("\\")
+  .join("/");
 export const pathOf = (name: string) => `${dir}/${name}`;
 
 /** [fixture, ...the lines the user sees, each after "FILE:"]. */

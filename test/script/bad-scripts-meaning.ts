@@ -6,7 +6,7 @@ export const meaningMistakes: [string, ...string[]][] = [
   ],
   [
     "arguments-template-outside-string.yaml",
-    "5:22: entries[0].reply.tool_calls[0].arguments: {{turn}} is outside a JSON string in the arguments text (hint: put it inside double quotes, \"{{turn}}\" (its value goes in JSON-escaped), or write the arguments as a mapping)",
+    '5:22: entries[0].reply.tool_calls[0].arguments: {{turn}} is outside a JSON string in the arguments text (hint: put it inside double quotes, "{{turn}}" (its value goes in JSON-escaped), or write the arguments as a mapping)',
   ],
   [
     "break-after-too-many-chunks.yaml",
@@ -14,7 +14,7 @@ export const meaningMistakes: [string, ...string[]][] = [
   ],
   [
     "break-then-typo.yaml",
-    "3:37: entries[0].break.then: expected one of \"error\", \"hang\", \"drop\", got the text \"disconnect\" (hint: error: end with a status; hang: wait for the caller's deadline; drop: reset the stream)",
+    '3:37: entries[0].break.then: expected one of "error", "hang", "drop", got the text "disconnect" (hint: error: end with a status; hang: wait for the caller\'s deadline; drop: reset the stream)',
   ],
   [
     "break-without-reply.yaml",
@@ -30,7 +30,7 @@ export const meaningMistakes: [string, ...string[]][] = [
   ],
   [
     "chunks-do-not-join.yaml",
-    "4:15: entries[0].reply.chunks: the chunks join to \"Hello, world\", but the text is \"Hello, world.\" (hint: the chunks must concatenate exactly to the text (or leave text out: it is then the chunks joined))",
+    '4:15: entries[0].reply.chunks: the chunks join to "Hello, world", but the text is "Hello, world." (hint: the chunks must concatenate exactly to the text (or leave text out: it is then the chunks joined))',
   ],
   [
     "error-message-lone-surrogate.yaml",
@@ -78,11 +78,11 @@ export const meaningMistakes: [string, ...string[]][] = [
   ],
   [
     "trailer-value-non-ascii.yaml",
-    "5:19: entries[0].error.trailers.x-reason: the value of `x-reason` holds the non-ASCII character \"é\" (U+00E9) at character 9: trailer values are printable ASCII (hint: use characters from space to ~ only; for bytes or other text, name the trailer with -bin and write the value in base64)",
+    '5:19: entries[0].error.trailers.x-reason: the value of `x-reason` holds the non-ASCII character "é" (U+00E9) at character 9: trailer values are printable ASCII (hint: use characters from space to ~ only; for bytes or other text, name the trailer with -bin and write the value in base64)',
   ],
   [
     "trailer-value-number.yaml",
-    "5:25: entries[0].error.trailers.retry-after-ms: expected a text, got the number 100 (hint: quote it to make it a text: \"100\")",
+    '5:25: entries[0].error.trailers.retry-after-ms: expected a text, got the number 100 (hint: quote it to make it a text: "100")',
   ],
   [
     "trailer-value-space-at-end.yaml",
@@ -92,14 +92,8 @@ export const meaningMistakes: [string, ...string[]][] = [
     "trailer-with-capitals.yaml",
     "5:9: entries[0].error.trailers: key `Retry-After-Ms` is not allowed: trailer names are lowercase and start with a letter, like retry-after-ms (hint: write `retry-after-ms`)",
   ],
-  [
-    "unclosed-template.yaml",
-    "2:24: entries[0].reply: template has a {{ without a closing }} (hint: close the variable: {{last_user}})",
-  ],
-  [
-    "unknown-template-variable.yaml",
-    "2:23: entries[0].reply: unknown template variable {{last_usr}} (hint: did you mean {{last_user}}?)",
-  ],
+  ["unclosed-template.yaml", "2:24: entries[0].reply: template has a {{ without a closing }} (hint: close the variable: {{last_user}})"],
+  ["unknown-template-variable.yaml", "2:23: entries[0].reply: unknown template variable {{last_usr}} (hint: did you mean {{last_user}}?)"],
   [
     "embedding-all-zeros.yaml",
     "3:13: embeddings[0].vector: the vector is all zeros: it has no direction, and cannot be made a unit vector (hint: give at least one component that is not 0, like [1, 0, 0])",

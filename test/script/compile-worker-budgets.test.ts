@@ -40,7 +40,11 @@ describe("the compile worker's budgets, through LoadScript", () => {
   afterAll(() => s.close());
 
   const load = (script: string, sourceName: string) => s.control.call("LoadScript", { session: "loads", script, sourceName });
-  const refusal = (script: string, sourceName: string) => load(script, sourceName).then(() => undefined, (e: unknown) => e as ModelCallError);
+  const refusal = (script: string, sourceName: string) =>
+    load(script, sourceName).then(
+      () => undefined,
+      (e: unknown) => e as ModelCallError,
+    );
   const bystanderAnswers = async () => (await s.port.generate(userRequest("hi"), { session: "bystander" })).message?.content;
 
   it("refuses a script whose check used more CPU time than the budget with RESOURCE_EXHAUSTED, and loads it once the budget allows", async () => {
@@ -71,10 +75,12 @@ describe("the compile worker's budgets, through LoadScript", () => {
     const compiler = holdScriptCompiler();
     try {
       // Sent together: one runs, maxCompilesWaiting wait, the next is turned away before the first is done.
-      const loads = Array.from({ length: maxCompilesWaiting + 2 }, (_, i) => compiler.script(`entries:\n  - reply: answer ${i}\n`, `s${i}.yaml`).then(
-        (script) => script.entryCount,
-        (e: unknown) => e as ScriptError,
-      ));
+      const loads = Array.from({ length: maxCompilesWaiting + 2 }, (_, i) =>
+        compiler.script(`entries:\n  - reply: answer ${i}\n`, `s${i}.yaml`).then(
+          (script) => script.entryCount,
+          (e: unknown) => e as ScriptError,
+        ),
+      );
       const results = await Promise.all(loads);
       expect(results.slice(0, maxCompilesWaiting + 1)).toEqual(Array(maxCompilesWaiting + 1).fill(1));
       const turnedAway = results[maxCompilesWaiting + 1] as ScriptError;
@@ -108,9 +114,10 @@ describe("a script compiled through the worker", () => {
         const viaWorker = await compiler.script(text, f);
         const inThread = loadScriptText(text, f);
         expect({ ...viaWorker, lists: [...viaWorker.lists.keys()] }, f).toEqual({ ...inThread, lists: [...inThread.lists.keys()] });
-        expect(JSON.stringify([...viaWorker.lists.values()], (_, v: unknown) => (typeof v === "function" ? String(v) : v)), f).toBe(
-          JSON.stringify([...inThread.lists.values()], (_, v: unknown) => (typeof v === "function" ? String(v) : v)),
-        );
+        expect(
+          JSON.stringify([...viaWorker.lists.values()], (_, v: unknown) => (typeof v === "function" ? String(v) : v)),
+          f,
+        ).toBe(JSON.stringify([...inThread.lists.values()], (_, v: unknown) => (typeof v === "function" ? String(v) : v)));
       }
     } finally {
       compiler.release();

@@ -45,7 +45,13 @@ steps:
 const call = (sequence: number, stepId: string, method: CallMethod) => create(EpisodeCallSchema, { sequence: BigInt(sequence), stepId, method, session: "s" });
 const episode: Episode = create(EpisodeSchema, {
   session: "s",
-  calls: [call(1, "plan", CallMethod.GENERATE), call(2, "act", CallMethod.GENERATE_STREAM), call(3, "plan", CallMethod.GENERATE_STREAM), call(4, "", CallMethod.GENERATE), call(5, "plan", CallMethod.UNSPECIFIED)],
+  calls: [
+    call(1, "plan", CallMethod.GENERATE),
+    call(2, "act", CallMethod.GENERATE_STREAM),
+    call(3, "plan", CallMethod.GENERATE_STREAM),
+    call(4, "", CallMethod.GENERATE),
+    call(5, "plan", CallMethod.UNSPECIFIED),
+  ],
 });
 
 /** The problems compiling the plan against the script: the schema's, the compiler's, checkPlanSteps'. */
@@ -73,7 +79,15 @@ describe("positionsFromEpisode", () => {
 
 describe("positionsFromScript", () => {
   it("gives the main list first, then each step in script order: as many calls as limited entries allow, else one per entry", () => {
-    expect(positionsFromScript(script).map((p) => `${p.step}:${p.occurrence}`)).toEqual([":1", "plan:1", "plan:2", "plan:3", "act:1", "act:2", "tool:search/v2:1"]);
+    expect(positionsFromScript(script).map((p) => `${p.step}:${p.occurrence}`)).toEqual([
+      ":1",
+      "plan:1",
+      "plan:2",
+      "plan:3",
+      "act:1",
+      "act:2",
+      "tool:search/v2:1",
+    ]);
   });
 });
 
@@ -109,11 +123,19 @@ describe("matrixPlans", () => {
   it("crosses every position with every kind, in position order then kind order, each plan one rule at {step, occurrence}", () => {
     const plans = matrixPlans({ positions, kinds: ["unavailable", "timeout"] });
     expect(plans).toHaveLength(14);
-    expect(plans.map((p) => p.id.replace(/-[0-9a-f]{8}$/, ""))).toEqual(positions.flatMap((p) => ["unavailable", "timeout"].map((k) => `${p.step === "" ? "main" : p.step}.${p.occurrence}.${k}`.replace(/[^A-Za-z0-9._-]/g, "_"))));
+    expect(plans.map((p) => p.id.replace(/-[0-9a-f]{8}$/, ""))).toEqual(
+      positions.flatMap((p) =>
+        ["unavailable", "timeout"].map((k) => `${p.step === "" ? "main" : p.step}.${p.occurrence}.${k}`.replace(/[^A-Za-z0-9._-]/g, "_")),
+      ),
+    );
     expect(plans[2]).toEqual({
       id: expect.stringMatching(/^plan\.1\.unavailable-[0-9a-f]{8}$/),
       name: 'step "plan", 1st call: UNAVAILABLE',
-      plan: { version: 1, name: plans[2]!.id, rules: [{ at: { step: "plan", occurrence: 1 }, error: { code: "UNAVAILABLE", message: 'crash matrix: UNAVAILABLE at step "plan", 1st call' } }] },
+      plan: {
+        version: 1,
+        name: plans[2]!.id,
+        rules: [{ at: { step: "plan", occurrence: 1 }, error: { code: "UNAVAILABLE", message: 'crash matrix: UNAVAILABLE at step "plan", 1st call' } }],
+      },
     });
     expect(plans[1]!.name).toBe("main list, 1st call: timeout");
     expect(plans[1]!.plan.rules).toEqual([{ at: { step: "", occurrence: 1 }, timeout: true }]);
@@ -134,7 +156,13 @@ describe("matrixPlans", () => {
   });
 
   it("gives the same ids on every run, and different ids to positions whose ids sanitize alike", () => {
-    const tricky: MatrixPosition[] = [{ step: "a:b", occurrence: 1 }, { step: "a/b", occurrence: 1 }, { step: "a_b", occurrence: 1 }, { step: "main", occurrence: 1 }, { step: "", occurrence: 1 }];
+    const tricky: MatrixPosition[] = [
+      { step: "a:b", occurrence: 1 },
+      { step: "a/b", occurrence: 1 },
+      { step: "a_b", occurrence: 1 },
+      { step: "main", occurrence: 1 },
+      { step: "", occurrence: 1 },
+    ];
     const once = matrixPlans({ positions: tricky, kinds: [...matrixKinds] }).map((p) => p.id);
     const again = matrixPlans({ positions: tricky, kinds: [...matrixKinds] }).map((p) => p.id);
     expect(again).toEqual(once);
@@ -150,7 +178,9 @@ describe("matrixPlans", () => {
     expect(struck("drop")).toHaveLength(3);
     expect(struck("hang")).toHaveLength(5);
     expect(matrixSize({ positions: positionsFromEpisode(episode), kinds: ["break", "drop", "hang"] })).toBe(plans.length);
-    expect(describeMatrixSize({ positions: positionsFromEpisode(episode), kinds: ["break", "drop", "hang"] })).toBe("11 plans (5 positions x 3 kinds; break and drop only at streamed calls)");
+    expect(describeMatrixSize({ positions: positionsFromEpisode(episode), kinds: ["break", "drop", "hang"] })).toBe(
+      "11 plans (5 positions x 3 kinds; break and drop only at streamed calls)",
+    );
   });
 
   it("with pairs, makes two-rule plans for every two distinct positions, as many as matrixSize counts first", () => {
@@ -163,24 +193,39 @@ describe("matrixPlans", () => {
     expect(plans[0]!.id).toMatch(/^plan\.1\.unavailable\+act\.1\.unavailable-[0-9a-f]{8}$/);
     expect(plans[0]!.name).toBe('step "plan", 1st call: UNAVAILABLE + step "act", 1st call: UNAVAILABLE');
     expect(new Set(plans.map((p) => p.id)).size).toBe(plans.length);
-    expect(describeMatrixSize({ positions: positionsFromScript(script), kinds: ["unavailable", "timeout"], pairs: true })).toBe("84 plans (pairs of 7 positions, 2 kinds each)");
+    expect(describeMatrixSize({ positions: positionsFromScript(script), kinds: ["unavailable", "timeout"], pairs: true })).toBe(
+      "84 plans (pairs of 7 positions, 2 kinds each)",
+    );
   });
 
   it("makes plans that all compile without a problem against the script, singly and in pairs", () => {
     const kinds = [...matrixKinds];
-    const plans = [...matrixPlans({ positions: positionsFromScript(script), kinds }), ...matrixPlans({ positions: positionsFromEpisode(episode), kinds, pairs: true })];
+    const plans = [
+      ...matrixPlans({ positions: positionsFromScript(script), kinds }),
+      ...matrixPlans({ positions: positionsFromEpisode(episode), kinds, pairs: true }),
+    ];
     expect(plans.length).toBeGreaterThan(100);
     expect(plans.flatMap((p) => problemsOf(p).map((m) => `${p.id}: ${m}`))).toEqual([]);
   });
 
   it("refuses a position given twice and an unknown kind", () => {
-    expect(() => matrixPlans({ positions: [{ step: "plan", occurrence: 1 }, { step: "plan", occurrence: 1 }], kinds: ["hang"] })).toThrow("the position plan:1 is given twice");
+    expect(() =>
+      matrixPlans({
+        positions: [
+          { step: "plan", occurrence: 1 },
+          { step: "plan", occurrence: 1 },
+        ],
+        kinds: ["hang"],
+      }),
+    ).toThrow("the position plan:1 is given twice");
     expect(() => matrixPlans({ positions: [], kinds: ["explode" as never] })).toThrow('unknown failure kind "explode"');
   });
 });
 
 describe("unknownPositionSteps", () => {
   it("names each step of the positions the script has not, once", () => {
-    expect(unknownPositionSteps(parsePositions("plan:1,plna:1-2,act:1"), script)).toEqual(['the script "agent" has no step "plna": its lists are "" (the main list), plan, act, tool:search/v2']);
+    expect(unknownPositionSteps(parsePositions("plan:1,plna:1-2,act:1"), script)).toEqual([
+      'the script "agent" has no step "plna": its lists are "" (the main list), plan, act, tool:search/v2',
+    ]);
   });
 });

@@ -6,10 +6,7 @@ import { defaultScriptText } from "../../src/script/default-script.js";
 import { collect, userRequest } from "../support/requests.js";
 import { startStubServer, type StubServer } from "../support/start-stub-server.js";
 
-const tools = [
-  create(ToolSchema, { name: "bash", description: "Run a command" }),
-  create(ToolSchema, { name: "read", description: "Read a file" }),
-];
+const tools = [create(ToolSchema, { name: "bash", description: "Run a command" }), create(ToolSchema, { name: "read", description: "Read a file" })];
 
 function conversation(messages: Message[]): GenerateRequest {
   return userRequest("", { messages, tools });
@@ -28,7 +25,7 @@ describe("the built-in default script", () => {
 
   for (const [marker, tool, args, output] of [
     ["PROBE-PWD", "bash", { command: "pwd" }, "/workspace/project\n"],
-    ["PROBE-READ /etc/motd", "read", { path: "/etc/motd" }, "Welcome!\n  indented \"quoted\" line\n"],
+    ["PROBE-READ /etc/motd", "read", { path: "/etc/motd" }, 'Welcome!\n  indented "quoted" line\n'],
   ] as const) {
     it(`runs the ${marker.split(" ")[0]} conversation: tool call, tool-result turn, then the output quoted verbatim`, async () => {
       const user = create(MessageSchema, { role: Role.USER, content: `Please run the probe: ${marker}` });
@@ -37,11 +34,7 @@ describe("the built-in default script", () => {
       const call = first.message!.toolCalls[0]!;
       expect([call.name, JSON.parse(call.arguments)]).toEqual([tool, args]);
       const second = await s.port.generate(
-        conversation([
-          user,
-          first.message!,
-          create(MessageSchema, { role: Role.TOOL, content: output, toolCallId: call.id }),
-        ]),
+        conversation([user, first.message!, create(MessageSchema, { role: Role.TOOL, content: output, toolCallId: call.id })]),
         { session: tool },
       );
       expect(second.finishReason).toBe(FinishReason.STOP);

@@ -14,7 +14,8 @@ const dir = mkdtempSync(join(tmpdir(), "modelstub-every-mistake-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 afterEach(() => vi.restoreAllMocks());
 
-const codes = '"CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"';
+const codes =
+  '"CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"';
 
 /** Runs `modelstub validate` on a file of `text`: its exit code and stderr lines, the file's path cut to its name. */
 async function validateText(name: string, text: string): Promise<{ code: number; lines: string[] }> {
@@ -25,7 +26,13 @@ async function validateText(name: string, text: string): Promise<{ code: number;
   vi.spyOn(process.stderr, "write").mockImplementation((chunk) => ((err += String(chunk)), true));
   const code = await validate([file]);
   vi.restoreAllMocks();
-  return { code, lines: err.split("\n").filter((l) => l !== "").map((l) => l.replace(`${dir}/`, "")) };
+  return {
+    code,
+    lines: err
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => l.replace(`${dir}/`, "")),
+  };
 }
 
 describe("modelstub validate, on a file with several kinds of mistake", () => {

@@ -24,16 +24,23 @@ const serve = async (name: string) => (server = await startStubServer(await read
 
 const user = (content: string) => create(MessageSchema, { role: Role.USER, content });
 const assistantOf = (res: GenerateResponse) => res.message!;
-const toolResult = (call: { id: string; name: string }, content: string) =>
-  create(MessageSchema, { role: Role.TOOL, content, toolCallId: call.id, name: "" });
+const toolResult = (call: { id: string; name: string }, content: string) => create(MessageSchema, { role: Role.TOOL, content, toolCallId: call.id, name: "" });
 const calls = (res: GenerateResponse) => res.message!.toolCalls.map((c) => [c.id, c.name, c.arguments]);
-const failure = (p: Promise<unknown>) => p.then(() => expect.unreachable("the call succeeded"), (e: ModelCallError) => e);
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => expect.unreachable("the call succeeded"),
+    (e: ModelCallError) => e,
+  );
 const textDeltas = (frames: { frame: { case?: string | undefined; value?: unknown } }[]) =>
   frames.flatMap((f) => (f.frame.case === "textDelta" ? [f.frame.value as string] : []));
 const declared = (s: StubServer, session: string) => s.stub.episode(session).calls.map((c) => [Number(c.startMs), Number(c.endMs)]);
 
 /** The files at the top of examples/: scripts (its folders hold client and container projects). */
-const scriptFiles = async () => (await readdir(examples, { withFileTypes: true })).filter((d) => d.isFile()).map((d) => d.name).sort();
+const scriptFiles = async () =>
+  (await readdir(examples, { withFileTypes: true }))
+    .filter((d) => d.isFile())
+    .map((d) => d.name)
+    .sort();
 
 /** The examples each test below drives; a new example without a test fails the first test. */
 const driven = ["branching-agent.yaml", "default.yaml", "failures.yaml", "hello.yaml", "regex-captures.json", "retry-story.yaml", "streaming.yaml"];

@@ -34,7 +34,9 @@ describe("a fault plan file", () => {
   it("refuses a seed past 2^64-1, rates of more than 6 decimals, and an error status a client cannot receive", () => {
     expect(problems(() => loadFaultPlanText('chaos: { seed: "18446744073709551616", rates: { error: 0.1 } }', "p.yaml"))[0]).toContain("larger than 2^64-1");
     expect(problems(() => loadFaultPlanText("chaos: { seed: 1, rates: { error: 0.1234567 } }", "p.yaml"))[0]).toContain("more than 6 decimals");
-    expect(problems(() => loadFaultPlanText('rules: [{ at: { call: 1 }, error: { code: UNAVAILABLE, trailers: { grpc-status: "0" } } }]', "p.yaml"))[0]).toContain("rules[0].error.trailers");
+    expect(
+      problems(() => loadFaultPlanText('rules: [{ at: { call: 1 }, error: { code: UNAVAILABLE, trailers: { grpc-status: "0" } } }]', "p.yaml"))[0],
+    ).toContain("rules[0].error.trailers");
   });
 
   it("with a script, refuses steps the script lacks, in rules and in the chaos scope", () => {

@@ -31,12 +31,18 @@ describe("LoadScript with scripts that crashed the loader (over gRPC)", () => {
 
   it("answers INVALID_ARGUMENT for an alias bomb, an unresolved alias, JSON 5,000 deep and a binary script", async () => {
     const { readFileSync } = await import("node:fs");
-    expect(await refused(readFileSync(aliasBomb, "utf8"), "bomb.yaml")).toMatch(/^cannot load script bomb\.yaml:6:8: f\[0\]: the aliases stand for more than 524288 characters \(512 KiB\) of script together: an alias bomb\? \(hint: /);
+    expect(await refused(readFileSync(aliasBomb, "utf8"), "bomb.yaml")).toMatch(
+      /^cannot load script bomb\.yaml:6:8: f\[0\]: the aliases stand for more than 524288 characters \(512 KiB\) of script together: an alias bomb\? \(hint: /,
+    );
     expect(await refused("entries:\n  - reply: *greeting\n", "alias.yaml")).toBe(
       "cannot load script alias.yaml:2:12: entries[0].reply: the alias *greeting has no anchor &greeting before it (hint: put &greeting before the value to repeat, above this alias (like `latency: &greeting 250ms`), or check the spelling)",
     );
-    expect(await refused(deepJson(5000), "deep.json")).toMatch(/^cannot load script deep\.json:1:370: entries\[0\]\.reply\.tool_calls\[0\]\.arguments(\.a){58}: lists and mappings nest deeper than 64 levels here \(hint: /);
-    expect(await refused(binary(20_000).toString("latin1"), "binary.yaml")).toMatch(/^cannot load script binary\.yaml:1:\d+: the script holds the control character U\+00[01][0-9A-F]: /);
+    expect(await refused(deepJson(5000), "deep.json")).toMatch(
+      /^cannot load script deep\.json:1:370: entries\[0\]\.reply\.tool_calls\[0\]\.arguments(\.a){58}: lists and mappings nest deeper than 64 levels here \(hint: /,
+    );
+    expect(await refused(binary(20_000).toString("latin1"), "binary.yaml")).toMatch(
+      /^cannot load script binary\.yaml:1:\d+: the script holds the control character U\+00[01][0-9A-F]: /,
+    );
   });
 
   it("refuses a script over 512 KiB before parsing it", async () => {

@@ -37,7 +37,8 @@ const styles: Record<string, (levels: number) => string> = {
   "flow sequences": (n) => `${"[".repeat(n)}x${"], 1".repeat(n - 1)}]\n`,
   "flow mappings": (n) => `${"{a: ".repeat(n)}x${"}, b: 1".repeat(n - 1)}}\n`,
   "pairs in flow sequences (two levels each)": (n) => `${"[a: ".repeat(Math.ceil(n / 2))}x${"]".repeat(Math.ceil(n / 2))}\n`,
-  "flow inside block": (n) => `${Array.from({ length: Math.floor(n / 2) }, (_, i) => `${"  ".repeat(i)}k${i}:\n`).join("")}${"  ".repeat(Math.floor(n / 2))}${"[".repeat(n - Math.floor(n / 2))}x${"]".repeat(n - Math.floor(n / 2))}\n`,
+  "flow inside block": (n) =>
+    `${Array.from({ length: Math.floor(n / 2) }, (_, i) => `${"  ".repeat(i)}k${i}:\n`).join("")}${"  ".repeat(Math.floor(n / 2))}${"[".repeat(n - Math.floor(n / 2))}x${"]".repeat(n - Math.floor(n / 2))}\n`,
 };
 
 function bothChecks(text: string): { before: number | undefined; now: number | undefined } {

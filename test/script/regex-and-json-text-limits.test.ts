@@ -29,7 +29,9 @@ describe("match.regex limits", () => {
   });
 
   it("refuses lookbehinds and named backreferences, and regexes over 2,048 characters", () => {
-    expect(regexError("(?<=v)1")).toContain("r.yaml:2:21: entries[0].match.regex: invalid regex: (?<= starts a lookbehind, which matching cannot run in linear time (hint: ");
+    expect(regexError("(?<=v)1")).toContain(
+      "r.yaml:2:21: entries[0].match.regex: invalid regex: (?<= starts a lookbehind, which matching cannot run in linear time (hint: ",
+    );
     expect(regexError("(?<w>a)\\k<w>")).toContain("invalid regex: \\k<w> is a backreference");
     expect(regexError("a".repeat(2049))).toContain("entries[0].match.regex: the regex is 2049 characters long; the most is 2048 (hint: ");
   });

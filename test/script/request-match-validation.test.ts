@@ -77,7 +77,9 @@ describe("a script's request: and replay: as validate checks them", () => {
   it("refuses a digest beside the readable keys", async () => {
     const { code, err } = await run("both.yaml");
     expect(code).toBe(1);
-    expect(err).toBe(`${join(dir, "both.yaml")}:4:7: entries[0].request: digest and last_user both given: a digest stands for the whole request (hint: keep digest alone (record --match digest), or the readable keys alone (record's default))\n`);
+    expect(err).toBe(
+      `${join(dir, "both.yaml")}:4:7: entries[0].request: digest and last_user both given: a digest stands for the whole request (hint: keep digest alone (record --match digest), or the readable keys alone (record's default))\n`,
+    );
   });
 
   it("describes request: and replay: in the JSON Schema that modelstub schema prints", () => {

@@ -62,9 +62,10 @@ function check(schema: Schema | boolean, value: unknown, path = "$"): string[] {
         if (!(rule as Schema[]).some((s) => check(s, value, path).length === 0)) fail();
         break;
       case "items":
-        if (Array.isArray(value)) value.forEach((v, i) => {
-          errors.push(...check(rule as Schema, v, `${path}[${i}]`));
-        });
+        if (Array.isArray(value))
+          value.forEach((v, i) => {
+            errors.push(...check(rule as Schema, v, `${path}[${i}]`));
+          });
         break;
       case "required":
         if (typeOf(value) === "object") for (const r of rule as string[]) if (!(r in (value as object))) errors.push(`${path}.${r}: required`);

@@ -11,13 +11,15 @@ export const fixtures = "test/fixtures/bad-scripts";
 
 /** 9 levels of 9 aliases: a few lines that stand for 387,420,489 texts. */
 export const aliasBomb = `${fixtures}/yaml-alias-bomb.yaml`;
-export const deepJson = (levels: number) => `{"entries": [{"reply": {"text": "x", "tool_calls": [{"name": "t", "arguments": ${'{"a":'.repeat(levels)}1${"}".repeat(levels)}}]}}]}\n`;
+export const deepJson = (levels: number) =>
+  `{"entries": [{"reply": {"text": "x", "tool_calls": [{"name": "t", "arguments": ${'{"a":'.repeat(levels)}1${"}".repeat(levels)}}]}}]}\n`;
 /** Bytes that look like a compressed file: deterministic, full of control characters. */
 export const binary = (n: number) => Buffer.from(Array.from({ length: n }, (_, i) => (i * 7919 + (i >> 3) * 104729) % 256));
 /** A script with `n` entries, each with the same misspelt key: short lines. */
 export const manyMistakes = (n: number) => `entries:\n${Array.from({ length: n }, (_, i) => `  - { repy: "answer ${i}" }\n`).join("")}`;
 /** A script with `n` entries, each with two long unknown keys: lines of about 450 characters. */
-export const manyLongMistakes = (n: number) => `entries:\n${Array.from({ length: n }, (_, i) => `  - { ${"x".repeat(300)}${i}: 1, ${"y".repeat(300)}${i}: 2 }\n`).join("")}`;
+export const manyLongMistakes = (n: number) =>
+  `entries:\n${Array.from({ length: n }, (_, i) => `  - { ${"x".repeat(300)}${i}: 1, ${"y".repeat(300)}${i}: 2 }\n`).join("")}`;
 
 /*
  * Issue 27: texts nested so deep that yaml's recursive composer crashed the process

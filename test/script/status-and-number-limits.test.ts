@@ -37,7 +37,9 @@ describe("numbers and statuses at their limits", () => {
     // biome-ignore lint/suspicious/noExplicitAny: a generic grpc-js client, its methods made at run time from the service definition
     const client = new (makeGenericClientConstructor(serviceDefinition(ModelService), "ModelService") as any)(s.address, credentials.createInsecure());
     try {
-      const res = await new Promise<ListModelsResponse>((resolve, reject) => client.ListModels(create(ListModelsRequestSchema), new Metadata(), (err: Error | null, r: ListModelsResponse) => (err ? reject(err) : resolve(r))));
+      const res = await new Promise<ListModelsResponse>((resolve, reject) =>
+        client.ListModels(create(ListModelsRequestSchema), new Metadata(), (err: Error | null, r: ListModelsResponse) => (err ? reject(err) : resolve(r))),
+      );
       expect(res.models[0]!.contextLength).toBe(4294967295);
     } finally {
       client.close();

@@ -18,7 +18,10 @@ async function scriptWith(text: string, files: Record<string, string | Buffer> =
 }
 
 const problemOf = async (load: Promise<unknown>) => {
-  const err = await load.then(() => undefined, (e: unknown) => e);
+  const err = await load.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   return err instanceof ScriptError ? err.issues.map((i) => `${i.line}:${i.path}: ${i.message}`) : err;
 };
 
@@ -42,9 +45,9 @@ describe("a reply's text_file", () => {
     );
     const expected = [
       "2:entries[0].reply.text_file: give the text or a text_file, not both",
-      "3:entries[1].reply.text_file: cannot read text_file \"../a.txt\": a text_file is a path relative to the script's folder, inside it (no `..`)",
-      "4:entries[2].reply.text_file: cannot read text_file \"gone.txt\": no such file",
-      "5:entries[3].reply.text_file: cannot read text_file \"big.txt\": the file is 1048577 bytes; a text_file holds at most 1048576 (1 MiB)",
+      '3:entries[1].reply.text_file: cannot read text_file "../a.txt": a text_file is a path relative to the script\'s folder, inside it (no `..`)',
+      '4:entries[2].reply.text_file: cannot read text_file "gone.txt": no such file',
+      '5:entries[3].reply.text_file: cannot read text_file "big.txt": the file is 1048577 bytes; a text_file holds at most 1048576 (1 MiB)',
     ];
     expect(await problemOf(loadScriptFile(path))).toEqual(expected);
     expect(await problemOf(compileScriptFile(path))).toEqual(expected);

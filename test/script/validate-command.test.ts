@@ -39,7 +39,9 @@ describe("modelstub validate", () => {
     vi.restoreAllMocks();
     expect(code).toBe(1);
     expect(out).toBe("examples/hello.yaml: ok (1 entry in 1 list)\n");
-    expect(err).toBe(`${pathOf("empty-file.yaml")}:1:1: the script is empty (hint: a script is a mapping with \`entries:\` (a list of replies) or \`steps:\`)\n`);
+    expect(err).toBe(
+      `${pathOf("empty-file.yaml")}:1:1: the script is empty (hint: a script is a mapping with \`entries:\` (a list of replies) or \`steps:\`)\n`,
+    );
   });
 
   it("exits 2 with usage when given no files", async () => {

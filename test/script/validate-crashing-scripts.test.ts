@@ -45,7 +45,9 @@ describe("modelstub validate on scripts that crashed it", () => {
     const r = await runCli(["validate", file]);
     expectNoCrash(r.stderr);
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe(`${file}:2:14: entries[0].latency: the alias *slow has no anchor &slow before it (hint: put &slow before the value to repeat, above this alias (like \`latency: &slow 250ms\`), or check the spelling)\n`);
+    expect(r.stderr).toBe(
+      `${file}:2:14: entries[0].latency: the alias *slow has no anchor &slow before it (hint: put &slow before the value to repeat, above this alias (like \`latency: &slow 250ms\`), or check the spelling)\n`,
+    );
   });
 
   // Found by the fuzz suite (seed 1592594962): `!!binary` made a Uint8Array that the repair
@@ -67,7 +69,9 @@ describe("modelstub validate on scripts that crashed it", () => {
     const r = await runCli(["validate", join(dir, "deep.json")]);
     expectNoCrash(r.stderr);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/deep\.json:1:370: entries\[0\]\.reply\.tool_calls\[0\]\.arguments(\.a){58}: lists and mappings nest deeper than 64 levels here \(hint: a script needs about 9 levels/);
+    expect(r.stderr).toMatch(
+      /deep\.json:1:370: entries\[0\]\.reply\.tool_calls\[0\]\.arguments(\.a){58}: lists and mappings nest deeper than 64 levels here \(hint: a script needs about 9 levels/,
+    );
     expect(r.stderr.split("\n")).toHaveLength(2);
   });
 
@@ -98,7 +102,9 @@ describe("modelstub validate on scripts that crashed it", () => {
     const r = await runCli(["validate", join(dir, "binary.yaml")]);
     expectNoCrash(r.stderr);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/binary\.yaml:1:\d+: the script holds the control character U\+00[01][0-9A-F]: a script is text.*\(hint: .*a binary file is not a script\)\n$/);
+    expect(r.stderr).toMatch(
+      /binary\.yaml:1:\d+: the script holds the control character U\+00[01][0-9A-F]: a script is text.*\(hint: .*a binary file is not a script\)\n$/,
+    );
     expect(r.stderr.split("\n")).toHaveLength(2);
   });
 
@@ -138,6 +144,8 @@ describe("modelstub validate on scripts that crashed it", () => {
     const file = `${fixtures}/regex-backreference.yaml`;
     const r = await runCli(["validate", file]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain(`${file}:2:21: entries[0].match.regex: invalid regex: \\1 is a backreference, which matching cannot run in linear time (hint: match.regex runs on a linear-time engine (RE2)`);
+    expect(r.stderr).toContain(
+      `${file}:2:21: entries[0].match.regex: invalid regex: \\1 is a backreference, which matching cannot run in linear time (hint: match.regex runs on a linear-time engine (RE2)`,
+    );
   });
 });

@@ -39,8 +39,18 @@ describe("writeScript()", () => {
       header: ["a header", "with a\nline break and a \x7f"],
       name: "round trip",
       lists: [
-        { key: "", entries: awkward.map((text, i) => ({ comments: [`entry ${i}: ${text}`], entry: { reply: { text, tool_calls: [{ name: "t", arguments: { k: text, [text]: 1 } }] } } })) },
-        { key: "a/b:c", onExhausted: "cycle", entries: [{ comments: [], entry: { latency: "5ms", error: { code: "UNAVAILABLE", message: "m", trailers: { "retry-after-ms": "5" } } } }] },
+        {
+          key: "",
+          entries: awkward.map((text, i) => ({
+            comments: [`entry ${i}: ${text}`],
+            entry: { reply: { text, tool_calls: [{ name: "t", arguments: { k: text, [text]: 1 } }] } },
+          })),
+        },
+        {
+          key: "a/b:c",
+          onExhausted: "cycle",
+          entries: [{ comments: [], entry: { latency: "5ms", error: { code: "UNAVAILABLE", message: "m", trailers: { "retry-after-ms": "5" } } } }],
+        },
       ],
     };
     const text = writeScript(draft);
@@ -79,6 +89,7 @@ describe("the placeholder entry", () => {
   it("matches no request, so it only holds a place", () => {
     const script = loadScriptText(writeScript({ header: [], lists: [{ key: "", entries: [{ comments: [], entry: placeholderEntry }] }] }), "p.yaml");
     const matcher = script.lists.get("")!.entries[0]!.matcher!;
-    for (const lastUser of ["", "x", "\n", "anything at all", "\u2028"]) expect(matcher.test({ ...view, lastUser } as unknown as Parameters<typeof matcher.test>[0])).toBeNull();
+    for (const lastUser of ["", "x", "\n", "anything at all", "\u2028"])
+      expect(matcher.test({ ...view, lastUser } as unknown as Parameters<typeof matcher.test>[0])).toBeNull();
   });
 });

@@ -141,14 +141,24 @@ describe("chaosKind()", () => {
 
 describe("examples/chaos/chaos_schedule.py, the Python reference", () => {
   it("prints exactly the vectors the TypeScript computes", () => {
-    const out = execFileSync("python3", ["examples/chaos/chaos_schedule.py", "--vectors"], { cwd: root, encoding: "utf8", env: { ...process.env, PYTHONIOENCODING: "utf-8" } });
-    const printed = out.trimEnd().split("\n").map((line) => JSON.parse(line) as unknown);
+    const out = execFileSync("python3", ["examples/chaos/chaos_schedule.py", "--vectors"], {
+      cwd: root,
+      encoding: "utf8",
+      env: { ...process.env, PYTHONIOENCODING: "utf-8" },
+    });
+    const printed = out
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as unknown);
     expect(printed).toEqual(vectors.map(computed));
   });
 
   it("prints one call's roll and pick from the command line", () => {
     const v = vectors[5]!;
-    const out = execFileSync("python3", ["examples/chaos/chaos_schedule.py", v.seed, v.session, String(v.sequence), v.step, String(v.errorCount)], { cwd: root, encoding: "utf8" });
+    const out = execFileSync("python3", ["examples/chaos/chaos_schedule.py", v.seed, v.session, String(v.sequence), v.step, String(v.errorCount)], {
+      cwd: root,
+      encoding: "utf8",
+    });
     expect(out).toBe(`${v.roll} ${v.pick}\n`);
   });
 });

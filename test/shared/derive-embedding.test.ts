@@ -14,7 +14,10 @@ function testVectorRows(): { input: string; first: number[]; hex: string }[] {
     .split("\n")
     .filter((l) => /^\| `/.test(l))
     .map((l) => {
-      const [input, numbers, hex] = l.split("|").slice(1, 4).map((c) => c.trim());
+      const [input, numbers, hex] = l
+        .split("|")
+        .slice(1, 4)
+        .map((c) => c.trim());
       return { input: /^`(.*)`/.exec(input!)![1]!, first: numbers!.split(",").map(Number), hex: hex!.replaceAll("`", "") };
     });
 }

@@ -47,7 +47,11 @@ describe("inWriteTurns", () => {
   it("waits for the transport's own room when the transport is full", async () => {
     const got: string[] = [];
     let room: (() => void) | undefined;
-    const sink: PaceSink<string> = { put: (p) => (got.push(p), got.length % 2 === 1), onRoom: (r) => ((room = r), () => (room = undefined)), gone: () => false };
+    const sink: PaceSink<string> = {
+      put: (p) => (got.push(p), got.length % 2 === 1),
+      onRoom: (r) => ((room = r), () => (room = undefined)),
+      gone: () => false,
+    };
     const writer = createPacedWriter(inWriteTurns(sink));
     const done = writer.write(["a", "b", "c"]);
     expect(got).toEqual(["a", "b"]);

@@ -26,7 +26,12 @@ function expectSameEnds(text: string, order: (count: number) => number[]): void 
 
 describe("indexing a long text's chunks", () => {
   it("finds every end of the words rule where chunkEnds does, in order", () => {
-    for (const [length, seed] of [[16_384, 1], [20_001, 2], [65_537, 3], [100_003, 4]] as const) {
+    for (const [length, seed] of [
+      [16_384, 1],
+      [20_001, 2],
+      [65_537, 3],
+      [100_003, 4],
+    ] as const) {
       expectSameEnds(asciiText(length, seed), (count) => Array.from({ length: count }, (_, k) => k));
       // Starting or ending with whitespace, and one long word.
       expectSameEnds(`  ${asciiText(length, seed)}`, (count) => Array.from({ length: count }, (_, k) => k));

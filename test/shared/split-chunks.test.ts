@@ -9,7 +9,33 @@ import { chunkEnds, splitChunks, type Chunking } from "../../src/shared/split-ch
  */
 
 /** Characters that tell the rule's edges apart: every kind of whitespace `\s` knows, some it does not, surrogates paired and lone. */
-const alphabet = ["a", "Z", " ", "\t", "\n", "\v", "\f", "\r", "\u00a0", "\u1680", "\u2000", "\u200a", "\u2028", "\u2029", "\u202f", "\u205f", "\u3000", "\ufeff", "\u200b", "\u0085", "\u180e", "é", "\ud83d\ude00", "\ud83d", "\ude00"];
+const alphabet = [
+  "a",
+  "Z",
+  " ",
+  "\t",
+  "\n",
+  "\v",
+  "\f",
+  "\r",
+  "\u00a0",
+  "\u1680",
+  "\u2000",
+  "\u200a",
+  "\u2028",
+  "\u2029",
+  "\u202f",
+  "\u205f",
+  "\u3000",
+  "\ufeff",
+  "\u200b",
+  "\u0085",
+  "\u180e",
+  "é",
+  "\ud83d\ude00",
+  "\ud83d",
+  "\ude00",
+];
 
 /** A seeded text of up to `max` characters from the alphabet. */
 function texts(count: number, max: number): string[] {

@@ -4,10 +4,24 @@ import { errorText, StatusError } from "../../src/shared/status-error.js";
 
 describe("StatusError", () => {
   it("carries a status: its code, its message as the error's, its trailers in order", () => {
-    const e = new StatusError({ code: Code.NOT_FOUND, message: "no session", trailers: [["a", "1"], ["b", "2"]] });
+    const e = new StatusError({
+      code: Code.NOT_FOUND,
+      message: "no session",
+      trailers: [
+        ["a", "1"],
+        ["b", "2"],
+      ],
+    });
     expect(e).toBeInstanceOf(Error);
     expect(e.message).toBe("no session");
-    expect(e.toStatus()).toEqual({ code: Code.NOT_FOUND, message: "no session", trailers: [["a", "1"], ["b", "2"]] });
+    expect(e.toStatus()).toEqual({
+      code: Code.NOT_FOUND,
+      message: "no session",
+      trailers: [
+        ["a", "1"],
+        ["b", "2"],
+      ],
+    });
   });
 
   it("keeps retryable: false, and only that, in its status", () => {
@@ -22,7 +36,11 @@ describe("StatusError", () => {
   });
 
   it("from() turns anything else thrown into INTERNAL, with its words", () => {
-    expect(StatusError.from(new Error("engine exploded")).toStatus()).toEqual({ code: Code.INTERNAL, message: "modelstub internal error: engine exploded", trailers: [] });
+    expect(StatusError.from(new Error("engine exploded")).toStatus()).toEqual({
+      code: Code.INTERNAL,
+      message: "modelstub internal error: engine exploded",
+      trailers: [],
+    });
     expect(StatusError.from("a string").message).toBe("modelstub internal error: a string");
     expect(StatusError.from(undefined).message).toBe("modelstub internal error: undefined");
   });

@@ -1,7 +1,16 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { credentials, makeGenericClientConstructor } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FinishReason, GenerateResponseSchema, ListModelsRequestSchema, ModelService, Role, type GenerateResponse, type GenerateStreamResponse, type ListModelsResponse } from "../../gen/modelstub/v1/model_pb.js";
+import {
+  FinishReason,
+  GenerateResponseSchema,
+  ListModelsRequestSchema,
+  ModelService,
+  Role,
+  type GenerateResponse,
+  type GenerateStreamResponse,
+  type ListModelsResponse,
+} from "../../gen/modelstub/v1/model_pb.js";
 import { createStub } from "../../src/engine/create-stub.js";
 import { loadScriptText } from "../../src/script/load-script.js";
 import { Code, ModelCallError } from "../../src/index.js";

@@ -30,11 +30,21 @@ function answer(a: FakeAnswer, res: ServerResponse, n: number): void {
   switch (a.kind) {
     case "json":
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ id, object: "chat.completion", created: 1, model: a.model ?? "upstream-model", choices: [{ index: 0, message: { role: "assistant", ...a.message }, finish_reason: a.finish }], usage: a.usage }));
+      res.end(
+        JSON.stringify({
+          id,
+          object: "chat.completion",
+          created: 1,
+          model: a.model ?? "upstream-model",
+          choices: [{ index: 0, message: { role: "assistant", ...a.message }, finish_reason: a.finish }],
+          usage: a.usage,
+        }),
+      );
       return;
     case "sse": {
       res.writeHead(200, { "content-type": "text/event-stream" });
-      const chunk = (choices: unknown[], extra: object = {}) => `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 1, model: a.model ?? "upstream-model", choices, ...extra })}\n\n`;
+      const chunk = (choices: unknown[], extra: object = {}) =>
+        `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 1, model: a.model ?? "upstream-model", choices, ...extra })}\n\n`;
       res.write(chunk([{ index: 0, delta: { role: "assistant" }, finish_reason: null }]));
       for (const d of a.deltas) res.write(chunk([{ index: 0, delta: d, finish_reason: null }]));
       res.write(chunk([{ index: 0, delta: {}, finish_reason: a.finish }]));
@@ -48,7 +58,10 @@ function answer(a: FakeAnswer, res: ServerResponse, n: number): void {
       return;
     case "sse-break":
       res.writeHead(200, { "content-type": "text/event-stream" });
-      for (const d of a.deltas) res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 1, model: "upstream-model", choices: [{ index: 0, delta: { content: d }, finish_reason: null }] })}\n\n`);
+      for (const d of a.deltas)
+        res.write(
+          `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 1, model: "upstream-model", choices: [{ index: 0, delta: { content: d }, finish_reason: null }] })}\n\n`,
+        );
       // Flushed first, so the client has the deltas before the reset. Node 24 corks the response
       // itself (its buffer is not the socket's), so it is uncorked before the socket ends, as
       // src/http/answer-call.ts's dropLink does; else the FIN went out before the deltas.
@@ -69,7 +82,8 @@ export async function startFakeUpstream(answers: FakeAnswer[]): Promise<FakeUpst
     req.on("end", () => {
       received.push({ headers: req.headers, body: JSON.parse(body || "{}") as Record<string, unknown> });
       const a = answers[received.length - 1];
-      if (!a || req.url !== "/v1/chat/completions") answer({ kind: "error", status: 500, message: `fake upstream: no answer for request ${received.length} to ${req.url}` }, res, received.length);
+      if (!a || req.url !== "/v1/chat/completions")
+        answer({ kind: "error", status: 500, message: `fake upstream: no answer for request ${received.length} to ${req.url}` }, res, received.length);
       else answer(a, res, received.length);
     });
   });

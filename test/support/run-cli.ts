@@ -7,19 +7,34 @@ export const cliPath = fileURLToPath(new URL("../../bin/modelstub.js", import.me
 export const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 
 /** Runs the CLI to completion in a separate process. */
-export function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+export function runCli(
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [cliPath, ...args], { env: { ...process.env, ...opts.env }, timeout: opts.timeoutMs ?? testTimeoutMs(15_000), cwd: opts.cwd ?? repoRoot }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === "number" ? ((err as { code: number }).code) : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [cliPath, ...args],
+      { env: { ...process.env, ...opts.env }, timeout: opts.timeoutMs ?? testTimeoutMs(15_000), cwd: opts.cwd ?? repoRoot },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof (err as { code?: unknown }).code === "number" ? (err as { code: number }).code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 
 /** Starts `modelstub serve` in a child process; resolves with its gRPC address once it listens. */
-export function startServeProcess(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<{ child: ChildProcess; address: string; output: () => { stdout: string; stderr: string }; exit: Promise<number> }> {
+export function startServeProcess(
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): Promise<{ child: ChildProcess; address: string; output: () => { stdout: string; stderr: string }; exit: Promise<number> }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cliPath, "serve", ...args], { env: { ...process.env, ...opts.env }, cwd: opts.cwd ?? repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [cliPath, "serve", ...args], {
+      env: { ...process.env, ...opts.env },
+      cwd: opts.cwd ?? repoRoot,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     const exit = new Promise<number>((r) => child.on("exit", (code, signal) => r(code ?? (signal ? 128 : 1))));

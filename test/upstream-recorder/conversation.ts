@@ -19,7 +19,12 @@ export const upstreamAnswers: FakeAnswer[] = [
     finish: "tool_calls",
     usage: { prompt_tokens: 20, completion_tokens: 9 },
   },
-  { kind: "error", status: 429, message: "Rate limit reached for requests", headers: { "retry-after": "1", "retry-after-ms": "1000", "x-secret-header": "nope" } },
+  {
+    kind: "error",
+    status: 429,
+    message: "Rate limit reached for requests",
+    headers: { "retry-after": "1", "retry-after-ms": "1000", "x-secret-header": "nope" },
+  },
   {
     kind: "json",
     message: { content: null, tool_calls: [{ id: "call_UP2", type: "function", function: { name: "bash", arguments: '{"command": "ls -1"}' } }] },
@@ -81,7 +86,10 @@ export async function driveConversation(baseURL: string): Promise<Seen[]> {
     { role: "user", content: "Check a.md and the folder." },
   ];
   const step = (s: string) => ({ headers: { "x-modelstub-step": s } });
-  const plan = await seen(client.chat.completions.create({ model: "gpt-test", messages, tools, stream: true, stream_options: { include_usage: true } }, step("plan")), true);
+  const plan = await seen(
+    client.chat.completions.create({ model: "gpt-test", messages, tools, stream: true, stream_options: { include_usage: true } }, step("plan")),
+    true,
+  );
   out.push(plan.seen);
   const planChunks = (plan.value ?? []) as unknown as Chunk[];
   const planCalls = toolCallsOf(planChunks);
@@ -98,7 +106,10 @@ export async function driveConversation(baseURL: string): Promise<Seen[]> {
   let answer: Awaited<ReturnType<typeof seen<Chunk[]>>>;
   const before = out.length;
   do {
-    answer = await seen(client.chat.completions.create({ model: "gpt-test", messages, tools, stream: true, stream_options: { include_usage: true } }, step("act")), true) as typeof answer;
+    answer = (await seen(
+      client.chat.completions.create({ model: "gpt-test", messages, tools, stream: true, stream_options: { include_usage: true } }, step("act")),
+      true,
+    )) as typeof answer;
     out.push(answer.seen);
   } while (!answer.value && out.length < before + 2);
   messages.push({ role: "assistant", content: (answer.value ?? []).map((c) => c.choices[0]?.delta.content ?? "").join("") });

@@ -17,7 +17,11 @@ function seeing(port: ModelPort): { port: ModelPort; seen: unknown[] } {
   // client's timer or the server) are not what the model said: they are left out.
   const failed = (err: unknown) =>
     err instanceof ModelCallError
-      ? { code: err.code, details: err.code === Code.DEADLINE_EXCEEDED && !err.details.startsWith("scripted") ? "deadline" : err.details, trailers: err.trailers.filter(([k]) => k !== "date" && k !== "content-type") }
+      ? {
+          code: err.code,
+          details: err.code === Code.DEADLINE_EXCEEDED && !err.details.startsWith("scripted") ? "deadline" : err.details,
+          trailers: err.trailers.filter(([k]) => k !== "date" && k !== "content-type"),
+        }
       : { other: String(err) };
   return {
     seen,

@@ -56,7 +56,17 @@ describe("modelstub record in front of a Python upstream's error statuses", { ti
     const script = recorder.scriptText();
     // The codes docs/record.md lists, and the status where the code alone would answer another.
     const codes = [...script.matchAll(/code: (\w+)/g)].map((m) => m[1]);
-    expect(codes).toEqual(["UNAVAILABLE", "UNAVAILABLE", "DEADLINE_EXCEEDED", "UNKNOWN", "INVALID_ARGUMENT", "INTERNAL", "RESOURCE_EXHAUSTED", "UNAVAILABLE", "INTERNAL"]);
+    expect(codes).toEqual([
+      "UNAVAILABLE",
+      "UNAVAILABLE",
+      "DEADLINE_EXCEEDED",
+      "UNKNOWN",
+      "INVALID_ARGUMENT",
+      "INTERNAL",
+      "RESOURCE_EXHAUSTED",
+      "UNAVAILABLE",
+      "INTERNAL",
+    ]);
     expect([...script.matchAll(/x-modelstub-http-status: "(\d+)"/g)].map((m) => Number(m[1]))).toEqual([529, 502, 504, 418, 422, 520]);
 
     const replay = await startServer({ script, clock: "virtual", http: "127.0.0.1:0" });

@@ -25,7 +25,8 @@ describe("modelstub record, large answers", { timeout: testTimeoutMs(60_000) }, 
     return { recorder, port };
   }
 
-  const textOf = (frames: { frame: { case?: string; value?: unknown } }[]) => frames.map((f) => (f.frame.case === "textDelta" ? String(f.frame.value) : "")).join("");
+  const textOf = (frames: { frame: { case?: string; value?: unknown } }[]) =>
+    frames.map((f) => (f.frame.case === "textDelta" ? String(f.frame.value) : "")).join("");
 
   it("records a stream of 50,000 deltas whole under --keep-chunks, cut by the words rule, and replays what the client saw", async () => {
     const out = join(await mkdtemp(join(tmpdir(), "modelstub-large-")), "stream.yaml");
@@ -73,7 +74,9 @@ describe("modelstub record, large answers", { timeout: testTimeoutMs(60_000) }, 
     const error = await port.generate(userRequest("huge")).catch((e: unknown) => e);
     expect(error instanceof ModelCallError ? error.code : error).toBe(Code.INTERNAL);
     expect(recorder.recording.unrecorded).toHaveLength(1);
-    expect(recorder.recording.unrecorded[0]).toMatch(/^call 2 \(Generate\) -> http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions: the answer cannot be written as a script entry: cannot read text_file "replies\/call-2\.txt": the file is 1200000 bytes; a text_file holds at most 1048576 \(1 MiB\)$/);
+    expect(recorder.recording.unrecorded[0]).toMatch(
+      /^call 2 \(Generate\) -> http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions: the answer cannot be written as a script entry: cannot read text_file "replies\/call-2\.txt": the file is 1200000 bytes; a text_file holds at most 1048576 \(1 MiB\)$/,
+    );
     expect(recorder.textFiles.size).toBe(0);
   });
 });

@@ -50,7 +50,12 @@ describe("modelstub record, the models the client named", { timeout: testTimeout
     expect(await (await fetch(`${replay.httpUrl!}/models`)).json()).toEqual(await (await fetch(`${recorder.httpUrl!}/models`)).json());
     const replayPort = openGrpcPort(replay.grpcAddress);
     open.push(replayPort);
-    for (const [text, model] of [["one", "gpt-b"], ["two", "gpt-a"], ["three", "gpt-b"]]) await replayPort.generate(userRequest(text!, { model }));
+    for (const [text, model] of [
+      ["one", "gpt-b"],
+      ["two", "gpt-a"],
+      ["three", "gpt-b"],
+    ])
+      await replayPort.generate(userRequest(text!, { model }));
     expect((await replayPort.generate(userRequest("four", { model: "" }))).model).toBe("modelstub");
   });
 });

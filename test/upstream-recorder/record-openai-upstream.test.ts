@@ -68,7 +68,9 @@ describe("modelstub record in front of an OpenAI-compatible upstream", { timeout
     expect([...compiled.lists.keys()]).toEqual(["", "plan", "act"]);
     expect(compiled.lists.get("act")!.entries).toHaveLength(4);
     expect(script).toContain("# call 2 (Generate, step act) -> ");
-    expect(script).toMatch(/code: RESOURCE_EXHAUSTED\n\s+message: Rate limit reached for requests\n\s+trailers: \{ retry-after: "1", retry-after-ms: "1000" \}/);
+    expect(script).toMatch(
+      /code: RESOURCE_EXHAUSTED\n\s+message: Rate limit reached for requests\n\s+trailers: \{ retry-after: "1", retry-after-ms: "1000" \}/,
+    );
     expect(script).toContain("The server is overloaded (key [redacted])");
     expect(script).not.toMatch(/sk-test-SECRET|api_key|x-secret-header|k-123|call_UP/);
     expect(script).toMatch(/chunks:\n\s+- "Both files "\n\s+- look \{fine\}\./);

@@ -40,7 +40,15 @@ describe("modelstub record keeps the upstream's key out of the script and the cl
 
   it("scrubs the key from a tool call's name, from its arguments even when JSON escapes spell it, and from the model named in the comment", async () => {
     const args = `{"token":"${escapedKey}","path":"a.md"}`;
-    const completion = { model: `ft:${key}`, choices: [{ message: { content: null, tool_calls: [{ id: "c1", type: "function", function: { name: `n_${key}`, arguments: args } }] }, finish_reason: "tool_calls" }] };
+    const completion = {
+      model: `ft:${key}`,
+      choices: [
+        {
+          message: { content: null, tool_calls: [{ id: "c1", type: "function", function: { name: `n_${key}`, arguments: args } }] },
+          finish_reason: "tool_calls",
+        },
+      ],
+    };
     const { recorder, port } = await recorderBefore([[200, "application/json", JSON.stringify(completion)]]);
     const reply = await port.generate(userRequest("hi"));
     const script = recorder.scriptText();

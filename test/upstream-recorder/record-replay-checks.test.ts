@@ -45,7 +45,9 @@ const answers: PythonAnswer[] = [
   { message: { content: "Goodbye!" } },
 ];
 
-const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }];
+const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [
+  { type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } },
+];
 
 /** What the client saw of a call: the completion, or the error's status and message. */
 type Seen = { completion: unknown } | { error: { status: number | undefined; message: string } };
@@ -79,10 +81,18 @@ async function converse(baseURL: string, send: Turn[]): Promise<Seen[]> {
  * Records the conversation through a recorder in front of the Python upstream (answering with
  * `upstreamAnswers`); returns the script and what the client saw.
  */
-async function record(match?: MatchKind, o: { send?: Turn[]; upstreamAnswers?: PythonAnswer[]; prior?: PriorScript } = {}): Promise<{ script: string; seen: Seen[] }> {
+async function record(
+  match?: MatchKind,
+  o: { send?: Turn[]; upstreamAnswers?: PythonAnswer[]; prior?: PriorScript } = {},
+): Promise<{ script: string; seen: Seen[] }> {
   const upstream = await startPythonUpstream(o.upstreamAnswers ?? answers);
   try {
-    const recorder = await startRecorder({ upstream: createOpenAiUpstream(upstream.baseUrl, {}), http: "127.0.0.1:0", ...(match ? { match } : {}), ...(o.prior ? { prior: o.prior } : {}) });
+    const recorder = await startRecorder({
+      upstream: createOpenAiUpstream(upstream.baseUrl, {}),
+      http: "127.0.0.1:0",
+      ...(match ? { match } : {}),
+      ...(o.prior ? { prior: o.prior } : {}),
+    });
     let seen: Seen[];
     try {
       seen = await converse(recorder.httpUrl!, o.send ?? turns);
@@ -119,7 +129,9 @@ describe("replay checks each request against the one recorded (a Python upstream
     expect(second).toBe(first);
     expect(first).toContain("replay: { mode: strict }");
     expect(first).toMatch(/reply:\n\s+tool_calls:\n(.*\n)+?\s+request:\n\s+last_user: what is the weather in Paris\?\n\s+tools: \[ get_weather \]/);
-    expect(first).toMatch(/request:\n\s+last_user: what is the weather in Paris\?\n\s+tool_results:\n\s+- \{ tool: get_weather, content: "18 °C, light rain" \}\n\s+tools: \[ get_weather \]/);
+    expect(first).toMatch(
+      /request:\n\s+last_user: what is the weather in Paris\?\n\s+tool_results:\n\s+- \{ tool: get_weather, content: "18 °C, light rain" \}\n\s+tools: \[ get_weather \]/,
+    );
   });
 
   it("replays the same conversation to what the client saw, with the same episode bytes every time", async () => {
@@ -163,8 +175,19 @@ describe("replay checks each request against the one recorded (a Python upstream
     expect(ordered.seen.every((s) => "completion" in s)).toBe(true);
     expect(ordered.seen[2]).toEqual(seen[2]);
     const unordered = await replay(script, swapped, "unordered");
-    expect(unordered.episode.calls.map((c) => c.entry)).toEqual(["entries[0]", "entries[1]", "entries[2]", "entries[3]", "entries[4]", "entries[5]", "entries[6]", "entries[7]", "entries[9]", "entries[8]"]);
-    const text = (s: Seen) => ((s as { completion: { choices: { message: { content: string } }[] } }).completion.choices[0]!.message.content);
+    expect(unordered.episode.calls.map((c) => c.entry)).toEqual([
+      "entries[0]",
+      "entries[1]",
+      "entries[2]",
+      "entries[3]",
+      "entries[4]",
+      "entries[5]",
+      "entries[6]",
+      "entries[7]",
+      "entries[9]",
+      "entries[8]",
+    ]);
+    const text = (s: Seen) => (s as { completion: { choices: { message: { content: string } }[] } }).completion.choices[0]!.message.content;
     expect([text(unordered.seen[8]!), text(unordered.seen[9]!)]).toEqual(["Goodbye!", "Summary: weather, jokes."]);
     // A script's own replay.mode says the same as the flag.
     const fromScript = await replay(script.replace("replay: { mode: strict }", "replay: { mode: order-only }"), changed);
@@ -176,7 +199,9 @@ describe("replay checks each request against the one recorded (a Python upstream
     expect(script).toMatch(/request: \{ digest: sha256:[0-9a-f]{64} \}|request:\n\s+digest: sha256:[0-9a-f]{64}/);
     expect((await replay(script, turns)).seen.every((s) => "completion" in s)).toBe(true);
     const r = await replay(script, changed);
-    expect((r.seen[2] as { error: { message: string } }).error.message).toMatch(/^400 the request does not match entries\[2\], the next recorded entry of entries \(replay mode strict\): expected request digest sha256:[0-9a-f]{12}\.\.\., got sha256:[0-9a-f]{12}\.\.\. \(last user "what is 2\+2\?"\)/);
+    expect((r.seen[2] as { error: { message: string } }).error.message).toMatch(
+      /^400 the request does not match entries\[2\], the next recorded entry of entries \(replay mode strict\): expected request digest sha256:[0-9a-f]{12}\.\.\., got sha256:[0-9a-f]{12}\.\.\. \(last user "what is 2\+2\?"\)/,
+    );
   });
 
   it("writes the requests from an episode too: from-episode's script refuses the changed conversation", async () => {
@@ -199,12 +224,16 @@ describe("replay checks each request against the one recorded (a Python upstream
       await writeFile(file, (await record(undefined, { send: turns.slice(0, 6), upstreamAnswers: answers.slice(0, 6) })).script);
       const extended = await record(undefined, { prior: await readPriorScript(file), upstreamAnswers: answers.slice(6) });
       expect(extended.seen).toEqual(whole.seen);
-      expect(extended.script).toMatch(/^# Extended by `modelstub record --record-mode new-episodes` from .*: 10 calls of session "default", 6 answered from the script, 4 recorded after its entries\./);
+      expect(extended.script).toMatch(
+        /^# Extended by `modelstub record --record-mode new-episodes` from .*: 10 calls of session "default", 6 answered from the script, 4 recorded after its entries\./,
+      );
       expect(extended.script).toContain("replay: { mode: unordered }");
       // The first recording's entries keep their comments; the new ones follow, numbered on.
       expect(extended.script).toMatch(/\nentries:\n {2}# call 1 \(Generate\) -> /);
       expect(extended.script.match(/ call \d+ \(Generate\)/g)).toHaveLength(10);
-      expect(extended.script).toMatch(/# call 6 \(Generate\) -> .*\n\s+- reply:\n\s+text: Paris is warmer\.(.*\n)+\s+# new-episodes run, call 7 \(Generate\) -> .*\n\s+- reply:\n\s+text: A joke\./);
+      expect(extended.script).toMatch(
+        /# call 6 \(Generate\) -> .*\n\s+- reply:\n\s+text: Paris is warmer\.(.*\n)+\s+# new-episodes run, call 7 \(Generate\) -> .*\n\s+- reply:\n\s+text: A joke\./,
+      );
       const again = await replay(extended.script, turns);
       expect(again.seen).toEqual(whole.seen);
       expect(again.episode.calls.map((c) => c.entry)).toEqual(turns.map((_, i) => `entries[${i}]`));

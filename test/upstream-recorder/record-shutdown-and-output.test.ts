@@ -28,7 +28,11 @@ describe("modelstub record's shutdown and its --out file", { timeout: testTimeou
 
   it("answers a call the upstream has not answered by the end of the shutdown grace with UNAVAILABLE, and records that, not a hang", async () => {
     const { recorder } = await recorderFor([{ kind: "silent" }], { http: "127.0.0.1:0" });
-    const pending = fetch(`${recorder.httpUrl}/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }) });
+    const pending = fetch(`${recorder.httpUrl}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }),
+    });
     while (recorder.recording.calls === 0) await new Promise((resolve) => setTimeout(resolve, 10));
     await recorder.close(200);
     const res = await pending;

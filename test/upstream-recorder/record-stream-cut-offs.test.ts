@@ -37,9 +37,15 @@ async function drive(address: string): Promise<unknown[]> {
   try {
     const seen = [];
     for (const step of ["stalls", "drops"]) {
-      const { frames, error } = await collect(port.generateStream(userRequest(step, { stepId: step }), { session: "cuts", timeoutMs: step === "stalls" ? 3_000 : undefined }));
+      const { frames, error } = await collect(
+        port.generateStream(userRequest(step, { stepId: step }), { session: "cuts", timeoutMs: step === "stalls" ? 3_000 : undefined }),
+      );
       const code = error instanceof ModelCallError ? error.code : undefined;
-      seen.push({ text: frames.map((f) => (f.frame.case === "textDelta" ? f.frame.value : "")).join(""), code, details: code === Code.INTERNAL ? (error as ModelCallError).details : undefined });
+      seen.push({
+        text: frames.map((f) => (f.frame.case === "textDelta" ? f.frame.value : "")).join(""),
+        code,
+        details: code === Code.INTERNAL ? (error as ModelCallError).details : undefined,
+      });
     }
     return seen;
   } finally {
@@ -95,7 +101,8 @@ describe("modelstub record, streams cut off part-way", { timeout: testTimeoutMs(
     const server = createServer((req, res) => {
       req.resume().on("end", () => {
         res.writeHead(200, { "content-type": "text/event-stream" });
-        for (const d of ["one ", "two "]) res.write(`data: ${JSON.stringify({ model: "up-model", choices: [{ index: 0, delta: { content: d }, finish_reason: null }] })}\n\n`);
+        for (const d of ["one ", "two "])
+          res.write(`data: ${JSON.stringify({ model: "up-model", choices: [{ index: 0, delta: { content: d }, finish_reason: null }] })}\n\n`);
       });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -107,7 +114,10 @@ describe("modelstub record, streams cut off part-way", { timeout: testTimeoutMs(
       const port = openGrpcPort(address);
       try {
         const { frames, error } = await collect(port.generateStream(userRequest("stalls"), { timeoutMs: 1000 }));
-        return { text: frames.map((f) => (f.frame.case === "textDelta" ? f.frame.value : "")).join(""), code: error instanceof ModelCallError ? error.code : undefined };
+        return {
+          text: frames.map((f) => (f.frame.case === "textDelta" ? f.frame.value : "")).join(""),
+          code: error instanceof ModelCallError ? error.code : undefined,
+        };
       } finally {
         port.close();
       }

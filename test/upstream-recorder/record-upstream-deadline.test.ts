@@ -47,7 +47,10 @@ describe("modelstub record against a gRPC upstream that times out itself", { tim
     expect(script).not.toContain("hang: true");
     // The replay answers with the scripted timeout, not a hang the client's deadline ends.
     const replay = await replayOf(script);
-    expect(await replay.generate(userRequest("weather?"), { timeoutMs: clientDeadlineMs }).catch(failure)).toEqual({ code: Code.DEADLINE_EXCEEDED, details: "scripted timeout at entries[0]" });
+    expect(await replay.generate(userRequest("weather?"), { timeoutMs: clientDeadlineMs }).catch(failure)).toEqual({
+      code: Code.DEADLINE_EXCEEDED,
+      details: "scripted timeout at entries[0]",
+    });
   });
 
   it("records a stream the upstream timed out before its first chunk as a timeout", async () => {

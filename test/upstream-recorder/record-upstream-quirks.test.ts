@@ -41,8 +41,14 @@ describe("modelstub record in front of upstreams that bend the OpenAI protocol",
     return { recorder, port };
   }
 
-  const json = (status: number, body: unknown, type = "application/json"): Handler => (_req, res) => res.writeHead(status, { "content-type": type }).end(typeof body === "string" ? body : JSON.stringify(body));
-  const stream = (body: string): Handler => (_req, res) => res.writeHead(200, { "content-type": "text/event-stream" }).end(body);
+  const json =
+    (status: number, body: unknown, type = "application/json"): Handler =>
+    (_req, res) =>
+      res.writeHead(status, { "content-type": type }).end(typeof body === "string" ? body : JSON.stringify(body));
+  const stream =
+    (body: string): Handler =>
+    (_req, res) =>
+      res.writeHead(200, { "content-type": "text/event-stream" }).end(body);
 
   it("posts to the chat-completions path under a base URL with a query, keeps the query, and names the upstream without it", async () => {
     const up = await upstreamAnswering([json(200, { choices: [{ message: { content: "hi" }, finish_reason: "stop" }] })]);
@@ -84,7 +90,9 @@ describe("modelstub record in front of upstreams that bend the OpenAI protocol",
     expect(whole.error).toBeUndefined();
     expect(textOf(whole.frames).join("")).toBe("Hello world");
     const script = recorder.scriptText();
-    expect(script).toMatch(/text: Hello wor\n\s+break:\n\s+after_chunks: 2\n\s+then: error\n\s+error:\n\s+code: UNAVAILABLE\n\s+message: "?upstream stream ended without \[DONE\]"?\n/);
+    expect(script).toMatch(
+      /text: Hello wor\n\s+break:\n\s+after_chunks: 2\n\s+then: error\n\s+error:\n\s+code: UNAVAILABLE\n\s+message: "?upstream stream ended without \[DONE\]"?\n/,
+    );
     expect(script).toMatch(/- reply: Hello world\n|text: Hello world\n(?!\s+break)/);
     expect(loadScriptText(script, "r.yaml").entryCount).toBe(2);
   });

@@ -20,7 +20,8 @@ const gapMs = 100;
 const words = "one two three four five six seven eight nine ten eleven twelve".split(" ").map((w, i, all) => (i < all.length - 1 ? `${w} ` : w));
 
 type Handler = (res: ServerResponse) => void;
-const event = (content: string, finish: string | null = null) => `data: ${JSON.stringify({ model: "up-model", choices: [{ index: 0, delta: { content }, finish_reason: finish }] })}\n\n`;
+const event = (content: string, finish: string | null = null) =>
+  `data: ${JSON.stringify({ model: "up-model", choices: [{ index: 0, delta: { content }, finish_reason: finish }] })}\n\n`;
 const later = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Twelve chunks, 100 ms apart, then the end: 1.1 s in all. */
@@ -90,7 +91,9 @@ describe("modelstub record's --upstream-timeout", { timeout: testTimeoutMs(60_00
     const recorded = await seen(port.generateStream(userRequest("stalls")));
     expect(recorded).toEqual({ text: "one two ", code: Code.DEADLINE_EXCEEDED, details: `upstream stalled for more than ${timeoutMs} ms` });
     const script = recorder.scriptText();
-    expect(script).toMatch(/break:\n\s+after_chunks: 2\n\s+then: error\n\s+error:\n\s+code: DEADLINE_EXCEEDED\n\s+message: upstream stalled for more than 1000 ms\n/);
+    expect(script).toMatch(
+      /break:\n\s+after_chunks: 2\n\s+then: error\n\s+error:\n\s+code: DEADLINE_EXCEEDED\n\s+message: upstream stalled for more than 1000 ms\n/,
+    );
     const replay = await startServer({ script, clock: "virtual" });
     open.push(replay);
     const port2 = openGrpcPort(replay.grpcAddress);
@@ -126,7 +129,11 @@ describe("modelstub record's --upstream-timeout", { timeout: testTimeoutMs(60_00
     const port = openGrpcPort(recorder.grpcAddress);
     open.push(upstream, recorder, port);
     expect(await seen(port.generateStream(userRequest("slow")))).toEqual({ text: words.join(""), code: undefined, details: undefined });
-    expect(await seen(port.generateStream(userRequest("stalls")))).toEqual({ text: "one two ", code: Code.DEADLINE_EXCEEDED, details: `upstream stalled for more than ${timeoutMs} ms` });
+    expect(await seen(port.generateStream(userRequest("stalls")))).toEqual({
+      text: "one two ",
+      code: Code.DEADLINE_EXCEEDED,
+      details: `upstream stalled for more than ${timeoutMs} ms`,
+    });
     const script = recorder.scriptText();
     expect(script).not.toContain("timeout: true");
     expect(script.match(/break:/g)).toHaveLength(1);

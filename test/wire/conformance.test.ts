@@ -94,7 +94,11 @@ const streamFrame = (m: Message) => encodeStreamFrame(m as GenerateStreamRespons
 function episodeBytes(m: Message): Uint8Array {
   const e = m as Episode;
   const plan = e.faultPlan && { name: e.faultPlan.name, digest: e.faultPlan.digest, seed: e.faultPlan.chaosSeed };
-  return encodeEpisode(e.session, e.calls.map((c) => encodeEpisodeCall(c)), plan);
+  return encodeEpisode(
+    e.session,
+    e.calls.map((c) => encodeEpisodeCall(c)),
+    plan,
+  );
 }
 
 const none: Failures = { fields: [], whole: [] };

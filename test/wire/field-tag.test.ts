@@ -18,7 +18,9 @@ describe("the codec's tags, read from the descriptors", () => {
   });
 
   it("refuse, at load, a one-byte writer for a field numbered 16 or more, which takes two", () => {
-    expect(() => tagOf(EpisodeCallSchema.field.sentTextChunks)).toThrow(/modelstub\.v1\.EpisodeCall\.sent_text_chunks \(field 16\) takes a tag of more than one byte/);
+    expect(() => tagOf(EpisodeCallSchema.field.sentTextChunks)).toThrow(
+      /modelstub\.v1\.EpisodeCall\.sent_text_chunks \(field 16\) takes a tag of more than one byte/,
+    );
     expect(twoByteTagOf(EpisodeCallSchema.field.sentTextChunks)).toEqual([0x82, 0x01]);
     expect(tagsOf(EpisodeCallSchema.field)).not.toHaveProperty("sentTextChunks");
     expect(() => twoByteTagOf(EpisodeCallSchema.field.session)).toThrow(/does not take a two-byte tag/);

@@ -1,18 +1,17 @@
 import { create, fromBinary, toBinary, type DescMessage } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { GenerateRequestSchema, GenerateStreamRequestSchema, type GenerateRequest } from "../../gen/modelstub/v1/model_pb.js";
-import {
-  decodeGenerateRequest,
-  decodeGenerateStreamRequest,
-  readGenerateRequest,
-  readGenerateStreamRequest,
-} from "../../src/wire/decode-generate-request.js";
+import { decodeGenerateRequest, decodeGenerateStreamRequest, readGenerateRequest, readGenerateStreamRequest } from "../../src/wire/decode-generate-request.js";
 
 // The hand-written request decoder (issue 21) must give what fromBinary gives, for every input:
 // the same objects (keys in the same order), the same bytes when encoded again, the same error.
 
 const kinds = [
-  { schema: GenerateRequestSchema as DescMessage, decode: decodeGenerateRequest as (b: Buffer) => unknown, fast: readGenerateRequest as (b: Buffer) => unknown },
+  {
+    schema: GenerateRequestSchema as DescMessage,
+    decode: decodeGenerateRequest as (b: Buffer) => unknown,
+    fast: readGenerateRequest as (b: Buffer) => unknown,
+  },
   { schema: GenerateStreamRequestSchema as DescMessage, decode: decodeGenerateStreamRequest, fast: readGenerateStreamRequest },
 ];
 
@@ -214,7 +213,15 @@ describe("the hand-written GenerateRequest decoder", () => {
       const wire = toBinary(GenerateRequestSchema, randomRequest(r));
       for (let cut = 0; cut < wire.length; cut++) same(wire.subarray(0, cut), `truncated ${i} at ${cut}`);
     }
-    for (const b of [bytes(0x0a), bytes(0x0a, 0x80), message(0x08), message(0x08, 0xff), sampling(0x09, 1, 2), sampling(0x28, ...negativeTen.slice(0, 9)), bytes(0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01)]) {
+    for (const b of [
+      bytes(0x0a),
+      bytes(0x0a, 0x80),
+      message(0x08),
+      message(0x08, 0xff),
+      sampling(0x09, 1, 2),
+      sampling(0x28, ...negativeTen.slice(0, 9)),
+      bytes(0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01),
+    ]) {
       expect(same(b)).toBe(false);
       expect(() => fromBinary(GenerateRequestSchema, b)).toThrow();
     }

@@ -125,7 +125,11 @@ export function schemaCases(schema: DescMessage, options: CaseOptions): SchemaCa
   const arms = Math.max(1, ...schema.oneofs.map((o) => o.fields.length));
   for (let arm = 0; arm < arms; arm++) {
     for (const v of variants) {
-      cases.push({ field: undefined, label: `${schema.typeName} with every field set, oneof member ${arm}, variant ${v}`, message: filled(schema, v, options, 0, arm) });
+      cases.push({
+        field: undefined,
+        label: `${schema.typeName} with every field set, oneof member ${arm}, variant ${v}`,
+        message: filled(schema, v, options, 0, arm),
+      });
     }
   }
   return cases;

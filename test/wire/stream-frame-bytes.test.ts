@@ -18,14 +18,25 @@ describe("a GenerateStream frame on the wire", () => {
       for (const model of models)
         for (const text of texts) {
           const frame = textFrame(id, model, text);
-          expect(Buffer.from(encodeStreamFrame(frame)).equals(Buffer.from(toBinary(GenerateStreamResponseSchema, frame))), JSON.stringify({ id, model, text: text.slice(0, 20) })).toBe(true);
+          expect(
+            Buffer.from(encodeStreamFrame(frame)).equals(Buffer.from(toBinary(GenerateStreamResponseSchema, frame))),
+            JSON.stringify({ id, model, text: text.slice(0, 20) }),
+          ).toBe(true);
         }
   });
 
   it("is the bytes toBinary writes for tool-call deltas and the final frame", () => {
     const frames = [
-      create(GenerateStreamResponseSchema, { id: "gen-s-2", model: "m", frame: { case: "toolCallDelta", value: { index: 1, id: "call-s-2-1", name: "bash", arguments: '{"command":' } } }),
-      create(GenerateStreamResponseSchema, { id: "gen-s-2", model: "m", frame: { case: "final", value: { finishReason: FinishReason.TOOL_CALLS, usage: { inputTokens: 3, outputTokens: 5, totalTokens: 8 } } } }),
+      create(GenerateStreamResponseSchema, {
+        id: "gen-s-2",
+        model: "m",
+        frame: { case: "toolCallDelta", value: { index: 1, id: "call-s-2-1", name: "bash", arguments: '{"command":' } },
+      }),
+      create(GenerateStreamResponseSchema, {
+        id: "gen-s-2",
+        model: "m",
+        frame: { case: "final", value: { finishReason: FinishReason.TOOL_CALLS, usage: { inputTokens: 3, outputTokens: 5, totalTokens: 8 } } },
+      }),
     ];
     for (const f of frames) expect(Buffer.from(encodeStreamFrame(f)).equals(Buffer.from(toBinary(GenerateStreamResponseSchema, f)))).toBe(true);
   });

@@ -11,7 +11,15 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { openGrpcPort } from "../../../dist/src/port/grpc-port.js";
 import { createControlClient } from "../../../dist/src/port/control-client.js";
 import { EpisodeSchema } from "../../../dist/gen/modelstub/v1/episode_pb.js";
-import { FinishReasonSchema, GenerateRequestSchema, MessageSchema, Role, SamplingParamsSchema, ToolCallSchema, ToolSchema } from "../../../dist/gen/modelstub/v1/model_pb.js";
+import {
+  FinishReasonSchema,
+  GenerateRequestSchema,
+  MessageSchema,
+  Role,
+  SamplingParamsSchema,
+  ToolCallSchema,
+  ToolSchema,
+} from "../../../dist/gen/modelstub/v1/model_pb.js";
 
 const MODEL = "interop-model";
 // Bounds every call but the "stuck" one, so a broken server cannot hang the suite.
@@ -23,12 +31,32 @@ const UNAVAILABLE = 14;
 const DEADLINE_EXCEEDED = 4;
 
 // The canonical status names, so every executor prints them alike.
-const CODE_NAMES = ["OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"];
+const CODE_NAMES = [
+  "OK",
+  "CANCELLED",
+  "UNKNOWN",
+  "INVALID_ARGUMENT",
+  "DEADLINE_EXCEEDED",
+  "NOT_FOUND",
+  "ALREADY_EXISTS",
+  "PERMISSION_DENIED",
+  "RESOURCE_EXHAUSTED",
+  "FAILED_PRECONDITION",
+  "ABORTED",
+  "OUT_OF_RANGE",
+  "UNIMPLEMENTED",
+  "INTERNAL",
+  "UNAVAILABLE",
+  "DATA_LOSS",
+  "UNAUTHENTICATED",
+];
 
 /** Prints what was expected and what came, then exits 1. */
 function fail(step, expected, got) {
   process.stdout.write(`step ${step} FAILED\n`);
-  process.stderr.write(`step ${step}: expected ${expected}\nstep ${step}: got      ${typeof got === "string" ? got : JSON.stringify(got, (_k, v) => (typeof v === "bigint" ? String(v) : v))}\n`);
+  process.stderr.write(
+    `step ${step}: expected ${expected}\nstep ${step}: got      ${typeof got === "string" ? got : JSON.stringify(got, (_k, v) => (typeof v === "bigint" ? String(v) : v))}\n`,
+  );
   process.exit(1);
 }
 
@@ -56,7 +84,8 @@ const tools = () => [
 const sampling = () => create(SamplingParamsSchema, { temperature: 0, maxTokens: 256 });
 
 // The port sends GenerateStream with the same fields as this request.
-const generateRequest = (messages, stepId) => create(GenerateRequestSchema, { model: MODEL, messages: [...messages], tools: tools(), sampling: sampling(), stepId });
+const generateRequest = (messages, stepId) =>
+  create(GenerateRequestSchema, { model: MODEL, messages: [...messages], tools: tools(), sampling: sampling(), stepId });
 
 function reencode(input, output) {
   let episode;
@@ -86,7 +115,11 @@ async function scenario(addr, session, out) {
 
     // Step 2: the tool's result, then a text reply.
     conversation.push(
-      create(MessageSchema, { role: Role.ASSISTANT, content: "", toolCalls: [create(ToolCallSchema, { id: call.id, name: call.name, arguments: call.arguments })] }),
+      create(MessageSchema, {
+        role: Role.ASSISTANT,
+        content: "",
+        toolCalls: [create(ToolCallSchema, { id: call.id, name: call.name, arguments: call.arguments })],
+      }),
       create(MessageSchema, { role: Role.TOOL, content: "a.txt\nb.txt", toolCallId: call.id }),
     );
     resp = await model.generate(generateRequest(conversation, "plan"), opts(SAFETY_DEADLINE_MS)).catch((e) => fail(2, "OK", describe(e)));
@@ -126,7 +159,8 @@ async function scenario(addr, session, out) {
         resp = await model.generate(generateRequest(conversation, "flaky"), opts(SAFETY_DEADLINE_MS));
         break;
       } catch (e) {
-        if (e?.code !== UNAVAILABLE || attempt >= MAX_ATTEMPTS) fail(4, `UNAVAILABLE then success on attempt ${MAX_ATTEMPTS}`, `attempt ${attempt}: ${describe(e)}`);
+        if (e?.code !== UNAVAILABLE || attempt >= MAX_ATTEMPTS)
+          fail(4, `UNAVAILABLE then success on attempt ${MAX_ATTEMPTS}`, `attempt ${attempt}: ${describe(e)}`);
         const value = e.trailers.find(([k]) => k === "retry-after-ms")?.[1];
         const ms = value !== undefined && /^\d+$/.test(value.trim()) ? Number(value.trim()) : 0;
         if (ms > 0) await sleep(Math.min(ms, RETRY_AFTER_CAP_MS));

@@ -3,7 +3,11 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
 /** One answer of the Python upstream: an error status with its body, a 200 completion of `reply_bytes` bytes of text or with an assistant `message`, or a stream of `stream_words` deltas. */
-export type PythonAnswer = { status: number; body: string; type?: string } | { reply_bytes: number } | { stream_words: number } | { message: { content: string | null; tool_calls?: unknown[] } };
+export type PythonAnswer =
+  | { status: number; body: string; type?: string }
+  | { reply_bytes: number }
+  | { stream_words: number }
+  | { message: { content: string | null; tool_calls?: unknown[] } };
 
 /**
  * Starts statuses.py, an OpenAI-compatible upstream written in Python (http.server, no
