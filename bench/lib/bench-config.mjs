@@ -18,6 +18,9 @@ export const { values: argv } = parseArgs({
     // docs/performance-ratios.svg), and --chart-from: chart an existing results JSON, run nothing.
     chart: { type: "string" },
     "chart-from": { type: "string" },
+    // Run nothing: the verdicts of the results JSONs named (comma-separated) side by side, each
+    // run's and the combined one (lib/combine-verdicts.mjs); with --strict, exit 1 if any run missed.
+    "verdicts-from": { type: "string" },
     // The echo section: run its server under `node --cpu-prof`, profiles written to this folder.
     "echo-prof": { type: "string" },
     // A full run builds GripMock from source when it is not installed (bench/peer/build-gripmock.sh);
