@@ -9,8 +9,10 @@ export interface TurnNames {
   blocks: string;
   /** What a tool call is there (`tool_use blocks`). */
   toolCalls: string;
-  /** What counts as one engine message there, spelled out for the message limit. */
-  messages: string;
+  /** A tool result block, each an engine message of its own (`tool_result block`). */
+  results: string;
+  /** The system prompt's name there (`system prompt`), the first engine message. */
+  system: string;
 }
 
 /**
@@ -34,6 +36,6 @@ export function limitTurns(
     messages += n.messages;
     calls += n.toolCalls;
   });
-  limitCount(names.list, messages, names.messages, requestLimits.messages, "in a request");
+  limitCount(names.list, messages, `messages, counting each ${names.results} and the ${names.system} as one`, requestLimits.messages, "in a request");
   limitCount("the request", calls, `${names.toolCalls} in all its ${names.list}`, requestLimits.toolCalls, "in a request", names.list);
 }

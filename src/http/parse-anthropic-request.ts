@@ -70,12 +70,7 @@ function samplingOf(body: Obj, countOnly: boolean) {
 }
 
 /** Anthropic's names in a refusal of the turn limits (limit-turns.ts). */
-const turnNames = {
-  list: "messages",
-  blocks: "content",
-  toolCalls: "tool_use blocks",
-  messages: "messages, counting each tool_result block and the system prompt as one",
-};
+const turnNames = { list: "messages", blocks: "content", toolCalls: "tool_use blocks", results: "tool_result block", system: "system prompt" };
 
 /** The request limits (engine/request-limits.ts), before anything is built from the lists. */
 function checkLimits(list: unknown[], tools: unknown, hasSystem: boolean): void {

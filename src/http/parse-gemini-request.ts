@@ -102,12 +102,7 @@ function samplingOf(body: Obj) {
 }
 
 /** Gemini's names in a refusal of the turn limits (limit-turns.ts). */
-const turnNames = {
-  list: "contents",
-  blocks: "parts",
-  toolCalls: "functionCall parts",
-  messages: "messages, counting each functionResponse part and the system instruction as one",
-};
+const turnNames = { list: "contents", blocks: "parts", toolCalls: "functionCall parts", results: "functionResponse part", system: "system instruction" };
 
 /** The request limits (engine/request-limits.ts), before anything is built from the lists. */
 function checkLimits(list: unknown[], tools: unknown, hasSystem: boolean): void {
