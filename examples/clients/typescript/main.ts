@@ -21,14 +21,8 @@ const client = new Client(process.env.MODELSTUB_GRPC || "127.0.0.1:50051", crede
 const metadata = new Metadata();
 metadata.set("x-modelstub-session", "clients-typescript");
 
-const encode =
-  <T extends DescMessage>(schema: T) =>
-  (message: MessageShape<T>) =>
-    Buffer.from(toBinary(schema, message));
-const decode =
-  <T extends DescMessage>(schema: T) =>
-  (bytes: Buffer) =>
-    fromBinary(schema, bytes);
+const encode = <T extends DescMessage>(schema: T) => (message: MessageShape<T>) => Buffer.from(toBinary(schema, message));
+const decode = <T extends DescMessage>(schema: T) => (bytes: Buffer) => fromBinary(schema, bytes);
 const user = (content: string) => [{ role: Role.USER, content }];
 
 async function main(): Promise<void> {
